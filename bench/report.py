@@ -1,0 +1,129 @@
+"""The generated part of docs/benchmarks.md: the table between the bench:results markers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+START, END = "<!-- bench:results -->", "<!-- /bench:results -->"
+
+
+def _f(value, digits: int = 0) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def _mark(figures: dict, key: str) -> str:
+    met = figures["targets"].get(key, {}).get("met")
+    return {True: "met", False: "**missed**", None: "n/a"}[met]
+
+
+def table(f: dict) -> str:
+    rows = [
+        ("`ingest_samples_per_s` (batches of 5,000)", _f(f.get("ingest_samples_per_s")),
+         f"`copy_samples_per_s` {_f(f.get('copy_samples_per_s'))} → {f.get('ingest_vs_copy', 0):.0%} of COPY",
+         "≥ 50 % of COPY", _mark(f, "ingest_vs_copy")),
+        ("ingest, batches of 200 (execute_values path)", _f(f.get("ingest_small_batch_samples_per_s")),
+         "same COPY", "", ""),
+        ("`series_p95_ms` (12 metrics × 30 days × 10 s, points=1500)", _f(f.get("series_p95_ms"), 1),
+         f"raw rows only: {_f(f.get('series_raw_only_median_ms'))} ms (median)", "≤ 300 ms", _mark(f, "series_p95_ms")),
+        ("series read from the 15-minute rollup (p95 / p50)",
+         f"{_f(f.get('series_from_15m_p95_ms'), 1)} / {_f(f.get('series_from_15m_p50_ms'), 1)}",
+         f"from the 1-minute rollup: {_f(f.get('series_from_1m_p95_ms'), 1)} / "
+         f"{_f(f.get('series_from_1m_p50_ms'), 1)} ms → {_f(f.get('series_15m_speedup_p95'), 2)}× at p95", "", ""),
+        ("server page interactive, 30 days, cold p50 / p95 (ms)",
+         f"{_f(f.get('server_page_30d_cold_p50_ms'))} / {_f(f.get('server_page_30d_cold_p95_ms'))}",
+         f"same page with the full plotly.js: {_f(f.get('server_page_30d_full_plotly_cold_p50_ms'))} / "
+         f"{_f(f.get('server_page_30d_full_plotly_cold_p95_ms'))}; blank page + plotly.js basic: "
+         f"{_f(f.get('plotly_only_page_cold_p50_ms'))} / {_f(f.get('plotly_only_page_cold_p95_ms'))}, + full: "
+         f"{_f(f.get('plotly_full_only_page_cold_p50_ms'))} / {_f(f.get('plotly_full_only_page_cold_p95_ms'))}",
+         "≤ 1,500 ms", _mark(f, "server_page_30d_cold_p95_ms")),
+        ("server page interactive, 30 days, warm p50 / p95 (ms)",
+         f"{_f(f.get('server_page_30d_warm_p50_ms'))} / {_f(f.get('server_page_30d_warm_p95_ms'))}",
+         f"full plotly.js: {_f(f.get('server_page_30d_full_plotly_warm_p50_ms'))} / "
+         f"{_f(f.get('server_page_30d_full_plotly_warm_p95_ms'))}; plotly.js basic alone: "
+         f"{_f(f.get('plotly_only_page_warm_p50_ms'))} / {_f(f.get('plotly_only_page_warm_p95_ms'))}; "
+         f"series API alone in the browser: {_f(f.get('series_api_in_browser_p50_ms'))} / "
+         f"{_f(f.get('series_api_in_browser_p95_ms'))}", "≤ 1,500 ms", _mark(f, "server_page_30d_warm_p95_ms")),
+        ("overview page loaded, {} servers, cold / warm p95 (ms)".format(f.get("overview_servers")),
+         f"{_f(f.get('overview_page_cold_p95_ms'))} / {_f(f.get('overview_page_warm_p95_ms'))}",
+         f"p50 {_f(f.get('overview_page_cold_p50_ms'))} / {_f(f.get('overview_page_warm_p50_ms'))}; "
+         f"server-side render p95 {_f(f.get('overview_p95_ms'))}", "≤ 1,500 ms",
+         f"{_mark(f, 'overview_page_cold_p95_ms')} / {_mark(f, 'overview_page_warm_p95_ms')}"),
+        ("`overview_p95_ms` (server list page, {} servers)".format(f.get("overview_servers")),
+         _f(f.get("overview_p95_ms"), 1), f"`/api/v1/servers`: {_f(f.get('servers_api_p95_ms'), 1)} ms p95",
+         "≤ 500 ms", _mark(f, "overview_p95_ms")),
+        ("`bytes_per_value` (InnoDB sample table incl. indexes)", _f(f.get("bytes_per_value"), 1),
+         f"{_f(f.get('bytes_per_row'))} B/row, {_f(f.get('values_per_row'), 1)} values/row", "≤ 10 B",
+         _mark(f, "bytes_per_value")),
+        ("`polls_per_s` (one worker process, 50 servers)", _f(f.get("polls_per_s"), 1),
+         f"bare `SHOW ENGINE INNODB STATUS` {_f(f.get('status_round_trip_ms'), 2)} ms; "
+         f"connect + status {_f(f.get('connect_and_status_ms'), 2)} ms", "", ""),
+        ("poll wall time / CPU per poll",
+         f"{_f(f.get('poll_wall_ms'), 2)} ms / {_f(f.get('worker_cpu_ms_per_poll'), 2)} ms",
+         f"host CPU (all processes) {_f(f.get('host_cpu_ms_per_poll'), 2)} ms per poll", "", ""),
+        ("`parse_us_per_status` (10-30 KB statuses)", _f(f.get("parse_us_per_status")),
+         f"naive line scan {_f(f.get('parse_baseline_us_per_status'))} µs", "", ""),
+        ("30 days × 10 s history for one server (generate + rollups)", f"{_f(f.get('history_30d_s'), 1)} s",
+         f"{_f(f.get('history_30d_rows'))} rows", "", ""),
+    ]
+    lines = ["| figure | value | baseline, same run | target | |", "| --- | ---: | --- | --- | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+    lines.append("")
+    lines.append(
+        f"Capacity of this host measured this way: one worker process sustains {_f(f.get('polls_per_s'))} polls/s "
+        f"= **{_f(f.get('capacity_servers_at_10s_one_process'))} servers at a 10 s interval** "
+        f"({_f(f.get('capacity_servers_at_10s_one_process', 0) / 10)} at 1 s); the whole host, if CPU-bound at "
+        f"{_f(f.get('host_cpu_ms_per_poll'), 2)} ms of CPU per poll over {f.get('cpus')} CPUs, "
+        f"**{_f(f.get('capacity_servers_at_10s_host'))} servers at 10 s**. Ingest at "
+        f"{_f(f.get('ingest_samples_per_s'))} samples/s is not the limit."
+    )
+    lines.append("")
+    lines.append(f"Run of {f.get('date')}, Python {f.get('python')}, {f.get('machine')}, {f.get('cpus')} CPUs, "
+                 f"{_f(f.get('bench_seconds'))} s in all. Raw figures: `bench/results/latest.json`.")
+    return "\n".join(lines)
+
+
+def write_doc(path: Path, figures: dict) -> None:
+    write_section(path, START, END, table(figures))
+
+
+def write_section(path: Path, start: str, end: str, body: str) -> None:
+    """Replace the text between two markers (appended when missing), leaving the rest as written."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    if start not in text:
+        text += f"\n{start}\n{end}\n"
+    head, rest = text.split(start, 1)
+    tail = rest.split(end, 1)[1] if end in rest else ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{head}{start}\n{body}\n{end}{tail}")
+
+
+SOAK_START, SOAK_END = "<!-- bench:soak -->", "<!-- /bench:soak -->"
+_MIB = 1024 * 1024
+
+
+def soak_table(result: dict) -> str:
+    v = result["verdict"]
+    yes = {True: "yes", False: "**no**"}
+    rows = [
+        ("broker queue length (tasks)", _f(v["queue_length"]["first"]), _f(v["queue_length"]["last"]),
+         _f(v["queue_length"]["slope_per_min"], 2), yes[v["queue_length"]["flat"]]),
+        ("worker RSS, all processes (MiB)", _f(v["worker_rss_bytes"]["first"] / _MIB, 1),
+         _f(v["worker_rss_bytes"]["last"] / _MIB, 1), _f(v["worker_rss_bytes"]["slope_per_min"] / _MIB, 2),
+         yes[v["worker_rss_bytes"]["flat"]]),
+        ("PostgreSQL database size (MiB)", _f(v["db_bytes"]["first"] / _MIB, 1), _f(v["db_bytes"]["last"] / _MIB, 1),
+         _f(v["db_bytes"]["slope_per_min"] / _MIB, 2),
+         f"{yes[v['db_bytes']['flat']]}: {_f(v['db_bytes']['bytes_per_sample_first_half'])} → "
+         f"{_f(v['db_bytes']['bytes_per_sample_second_half'])} B per sample"),
+        ("samples stored", _f(v["samples"]["first"]), _f(v["samples"]["last"]), _f(v["samples"]["slope_per_min"]),
+         f"{yes[v['samples']['flat']]}: {_f(v['samples']['per_min_first_half'])} → "
+         f"{_f(v['samples']['per_min_second_half'])}/min; kept up with {_f(v['samples']['expected_per_min'])}/min: "
+         f"{yes[v['samples']['kept_up']]}"),
+    ]
+    lines = [f"Soak of {result['date']}: {result['servers']} servers every {result['interval_s']} s for "
+             f"{_f(result['minutes'])} min, one Celery worker (prefork, concurrency {result['worker_concurrency']}) "
+             f"and beat's fan-out; sampled every {result['samples_every_s']} s. Raw series: `bench/results/soak.json`.",
+             "", "| series | first | last | slope per minute | flat |", "| --- | ---: | ---: | ---: | --- |"]
+    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+    return "\n".join(lines)

@@ -1,0 +1,151 @@
+"""`make bench`: storage, read-path, polling and parsing figures, each beside its baseline from the
+same run. Works in its own database (innowatch_bench, recreated each run), never `innowatch`.
+
+Writes bench/results/latest.json and the results table of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+DOC = ROOT / "docs" / "benchmarks.md"
+sys.path.insert(0, str(ROOT))
+
+from bench import benchdb  # noqa: E402
+
+TARGETS = {  # figure: (target, "min" = at least / "max" = at most)
+    "ingest_vs_copy": (0.5, "min"),
+    "series_p95_ms": (300, "max"),
+    "overview_p95_ms": (500, "max"),
+    "bytes_per_value": (10, "max"),
+    "server_page_30d_cold_p95_ms": (1500, "max"),
+    "server_page_30d_warm_p95_ms": (1500, "max"),
+    "overview_page_cold_p95_ms": (1500, "max"),
+    "overview_page_warm_p95_ms": (1500, "max"),
+}
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def setup() -> None:
+    benchdb.use_bench_database()
+    hosts = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+    os.environ["DJANGO_ALLOWED_HOSTS"] = hosts + ",testserver"
+    import django
+
+    django.setup()
+    benchdb.migrate()
+
+
+def parse_figures() -> dict:
+    script = ROOT / "bench" / "bench_parse.py"
+    if not script.exists():
+        return {}
+    # A scratch file: bench/results/parse.json is the parser engineer's committed result.
+    out = Path(tempfile.gettempdir()) / "innowatch-bench-parse.json"
+    subprocess.run([sys.executable, str(script), "--out", str(out), "--repeats", "20"], check=True, cwd=ROOT)
+    data = json.loads(out.read_text())
+    typical = data.get("typical_10_30kb") or {}
+    return {
+        "parse_us_per_status": typical.get("parser_mean_us", data["parser"]["mean_us"]),
+        "parse_baseline_us_per_status": typical.get("baseline_mean_us", data["naive_baseline"]["mean_us"]),
+        "parse_statuses": data["statuses"],
+    }
+
+
+def storage_figures(now: dt.datetime) -> dict:
+    from bench import storage
+    from dashboard.history import generate_history
+    from dashboard.models import Server
+
+    rows = storage.synthetic_rows(40, 6, now - dt.timedelta(days=2))
+    log(f"ingest vs COPY over {len(rows)} rows")
+    out = storage.ingest_vs_copy(rows)
+    Server.objects.filter(name__startswith="bench-ingest-").delete()
+    log("generating 30 days x 10 s for one server")
+    began = time.perf_counter()
+    result = generate_history(1, 30, 10, now - dt.timedelta(days=30), prefix="bench30d")
+    out["history_30d_rows"] = result["rows"]
+    out["history_30d_s"] = time.perf_counter() - began
+    out.update(storage.bytes_per_value())
+    return out
+
+
+def read_figures(now: dt.datetime) -> dict:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from bench import reads
+    from dashboard.models import Server
+
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("bench", "", "bench-" + str(time.time())))
+    server = Server.objects.get(name="bench30d-001")
+    log("series API, 12 metrics x 30 days, points=1500")
+    out = reads.series_figures(client, server, now - dt.timedelta(days=30), now)
+    log("overview with 200 servers")
+    reads.make_fleet(200 - Server.objects.count(), now)
+    out.update(reads.overview_figures(client))
+    log("page speed in headless Chromium: server page over 30 days, overview of 200 servers")
+    from bench import pages
+
+    out.update(pages.page_figures(server.pk, reads.SERIES_METRICS, now - dt.timedelta(days=30), now))
+    return out
+
+
+def poll_figures() -> dict:
+    from bench import polls
+
+    servers = polls.register(50)
+    log("bare SHOW ENGINE INNODB STATUS round trip")
+    out = polls.bare_round_trip()
+    log("one worker process polling 50 registered servers for 30 s")
+    out.update(polls.sustained_polls(servers, 30))
+    out["poll_overhead_ratio"] = out["poll_wall_ms"] / out["status_round_trip_ms"]
+    out["capacity_servers_at_10s_one_process"] = int(out["polls_per_s"] * 10)
+    out["capacity_servers_at_10s_host"] = int(out["cpus"] / (out["host_cpu_ms_per_poll"] / 1000) * 10)
+    return out
+
+
+def main() -> None:
+    began = time.perf_counter()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    setup()
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    figures: dict = {"date": now.isoformat(), "python": platform.python_version(), "machine": platform.machine(),
+                     "cpus": os.cpu_count()}
+    log("parser")
+    figures.update(parse_figures())
+    figures.update(storage_figures(now))
+    figures.update(read_figures(now))
+    figures.update(poll_figures())
+    figures["bench_seconds"] = time.perf_counter() - began
+    figures["targets"] = {k: {"target": t, "kind": kind, "met": _met(figures.get(k), t, kind)}
+                          for k, (t, kind) in TARGETS.items()}
+    (RESULTS / "latest.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
+    from bench.report import write_doc
+
+    write_doc(DOC, figures)
+    log(f"done in {figures['bench_seconds']:.0f} s: {RESULTS / 'latest.json'}, {DOC}")
+
+
+def _met(value, target, kind) -> bool | None:
+    if value is None:
+        return None
+    return value >= target if kind == "min" else value <= target
+
+
+if __name__ == "__main__":
+    main()

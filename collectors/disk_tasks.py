@@ -1,0 +1,151 @@
+"""Disk collection on the database host: /proc/diskstats counters per device, per poll.
+
+The same worker code runs on the DB host as a Celery worker bound to the queue `host.<name>`
+(`celery -A dashboard worker -Q host.<name>`); `Server.host_agent = <name>` makes the fan-out
+send that server's disk polls there. A server on this host with no agent is read by the ordinary
+worker; a remote server with no agent gets no disk poll (its disks are not readable from here).
+Raw counters are stored as printed; metrics are derived at read time (dashboard.disk_series).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from celery import shared_task
+from django.utils import timezone
+
+from collectors.parsers.diskstats import parse_proc_diskstats
+from dashboard.disk_ingest import save_disk_samples
+from dashboard.models import CollectorRun, Server
+
+log = logging.getLogger(__name__)
+PROC_DISKSTATS = Path("/proc/diskstats")
+
+
+@lru_cache(maxsize=1)
+def local_host_names() -> frozenset[str]:
+    names = {"127.0.0.1", "localhost", "::1", socket.gethostname()}
+    try:
+        names.add(socket.getfqdn())
+    except OSError:
+        pass
+    return frozenset(n.lower() for n in names if n)
+
+
+def disk_queue_for(server: Server) -> str | None:
+    """The queue that can read this server's disks: `host.<agent>`, "" (any ordinary worker,
+    the server is on this host) or None (nobody can: no disk poll)."""
+    if server.host_agent:
+        return f"host.{server.host_agent}"
+    if (server.host or "").lower() in local_host_names():
+        return ""
+    return None
+
+
+def enqueue_disk_poll(server: Server, slot: int) -> bool:
+    """Route one disk poll for `slot`; False when the server's disks are not readable."""
+    queue = disk_queue_for(server)
+    if queue is None:
+        return False
+    options = {"expires": server.poll_interval_s}  # a late disk sample is worth less than the next
+    if queue:
+        options["queue"] = queue
+    poll_diskstats.apply_async((server.pk, slot), **options)
+    return True
+
+
+@shared_task(name="collectors.poll_diskstats", ignore_result=True, soft_time_limit=10)
+def poll_diskstats(server_id: int, slot: int | None = None) -> None:
+    from collectors.tasks import claim  # tasks imports this module for the fan-out
+
+    server = Server.objects.get(pk=server_id)
+    if slot is not None and not claim(f"iw:disk-polled:{server_id}:{slot}", 2 * server.poll_interval_s):
+        return  # at-least-once delivery: this slot was already read
+    collect_diskstats(server)
+
+
+def read_diskstats_text() -> tuple[dt.datetime, str]:
+    """I/O: this host's /proc/diskstats and the time it was read."""
+    captured_at = dt.datetime.now(dt.UTC)
+    return captured_at, PROC_DISKSTATS.read_text()
+
+
+def collect_diskstats(server: Server) -> CollectorRun:
+    """Read this host's /proc/diskstats and store one sample per device for `server`.
+
+    The run is recorded (kind disk) but does not touch the server's poll state: a disk read
+    says nothing about whether MySQL answers."""
+    run = CollectorRun(server=server, kind=CollectorRun.Kind.DISKSTATS, started_at=timezone.now(),
+                       status=CollectorRun.Status.OK)
+    started = time.perf_counter()
+    try:
+        captured_at, text = read_diskstats_text()
+        rows = [r for r in parse_proc_diskstats(text) if _worth_storing(r)]
+        save_disk_samples(server.pk, captured_at, rows, device_roles(server.variables or {}))
+    except Exception as exc:  # a poll must never take the worker down; record and go on
+        log.exception("disk poll of %s failed", server.name)
+        run.status, run.error_kind = CollectorRun.Status.FAILED, Server.PollStatus.ERROR
+        run.error = f"{type(exc).__name__}: {exc}"[:2000]
+    run.finished_at = timezone.now()
+    run.duration_ms = (time.perf_counter() - started) * 1000
+    run.save()
+    return run
+
+
+def _worth_storing(row) -> bool:
+    # Never-used devices (loop, zram, ram) print all zeros: nothing to chart, rows to skip.
+    # 7-field partition lines (2.6.0-2.6.24) have no time counters: pt-diskstats skips them too.
+    return row.field_count >= 14 and any((row.reads, row.writes, row.io_ms, row.in_progress))
+
+
+def device_roles(variables: dict[str, str]) -> dict[str, str]:
+    """{device name: "datadir" | "redo"} for the devices under the server's datadir and redo log.
+
+    The redo directory is `innodb_log_group_home_dir`, relative to the datadir when not absolute
+    (the default "./"). When both live on one device it is tagged "datadir"."""
+    datadir = variables.get("datadir") or ""
+    if not datadir:
+        return {}
+    redo_dir = variables.get("innodb_log_group_home_dir") or "./"
+    if not os.path.isabs(redo_dir):
+        redo_dir = os.path.normpath(os.path.join(datadir, redo_dir))
+    roles: dict[str, str] = {}
+    for role, path in (("redo", redo_dir), ("datadir", datadir)):  # datadir last: it wins a shared device
+        name = _device_name(path)
+        if name:
+            roles[name] = role
+    return roles
+
+
+def _device_name(path: str) -> str | None:
+    from collectors.sources_disk import device_for_path  # dm/LVM resolution: see that module
+
+    try:
+        return device_for_path(path).name
+    except (OSError, LookupError, ValueError) as exc:
+        # The path is not on this host (agent misrouted) or not a block device (tmpfs, overlay).
+        log.info("no block device for %s: %s", path, exc)
+        return None
+
+
+def read_iostat_text(timeout_s: float = 10) -> tuple[dt.datetime, str] | None:
+    """I/O: one `iostat -dxk` report (since boot), or None when sysstat is not installed."""
+    binary = shutil.which("iostat")
+    if binary is None:
+        return None
+    captured_at = dt.datetime.now(dt.UTC)
+    try:
+        done = subprocess.run([binary, "-dxk"], capture_output=True, text=True, timeout=timeout_s,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.info("iostat failed: %s", exc)
+        return None
+    return (captured_at, done.stdout) if done.returncode == 0 else None

@@ -1,0 +1,189 @@
+"""I/O only: read a monitored server and return raw text and rows with the time they were taken.
+
+No Django models here. Errors are classified (`SourceError.kind`) so that every failed poll is
+recorded with a reason a DBA can act on: unreachable, auth, privilege, timeout, error.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+
+import MySQLdb
+
+# InnoDB flushing by type; MySQL calls the on/off column STATUS, MariaDB calls it ENABLED.
+INNODB_METRICS = (
+    "buffer_flush_adaptive_total_pages",
+    "buffer_flush_background_total_pages",
+    "buffer_LRU_batch_flush_total_pages",
+    "buffer_flush_sync_total_pages",
+    "buffer_flush_sync_waits",
+)
+
+# MySQL client error codes -> what the DBA should read.
+_ERROR_KINDS = {
+    1045: "auth",  # Access denied for user
+    1044: "auth",
+    1227: "privilege",  # Access denied; you need (at least one of) the PROCESS privilege(s)
+    1142: "privilege",
+    2002: "unreachable",  # Can't connect through socket
+    2003: "unreachable",  # Can't connect to server on host (refused, no route)
+    2005: "unreachable",  # Unknown server host
+    2006: "unreachable",  # Server has gone away
+    2013: "timeout",  # Lost connection during query (our read_timeout)
+    1040: "unreachable",  # Too many connections
+}
+
+
+class SourceError(Exception):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class ConnectionParams:
+    host: str
+    port: int
+    user: str
+    password: str = field(repr=False)
+    timeout_s: float = 5.0
+
+
+@dataclass(frozen=True)
+class ServerReading:
+    captured_at: dt.datetime
+    innodb_status: str
+    global_status: dict[str, str]
+    variables: dict[str, str] | None
+    innodb_metrics: dict[str, int]
+    version: str
+    version_comment: str
+    round_trip_ms: float
+    # name -> "user@host (SOURCE)" from performance_schema.variables_info (MySQL/Percona 8.0+).
+    variable_setters: dict[str, str] | None = None
+
+
+def flavor_of(version: str, version_comment: str) -> str:
+    if "mariadb" in version.lower():
+        return "mariadb"
+    if "percona" in version_comment.lower() or "percona" in version.lower():
+        return "percona"
+    return "mysql"
+
+
+def connect(params: ConnectionParams):
+    try:
+        # connect_timeout counts whole seconds; read_timeout bounds each query (a hung server).
+        timeout = max(1, int(round(params.timeout_s)))
+        return MySQLdb.connect(
+            host=params.host,
+            port=params.port,
+            user=params.user,
+            password=params.password,
+            connect_timeout=timeout,
+            read_timeout=timeout,
+            write_timeout=timeout,
+            charset="utf8mb4",
+        )
+    except MySQLdb.Error as exc:
+        raise classify(exc) from None
+
+
+def classify(exc: Exception) -> SourceError:
+    code = exc.args[0] if getattr(exc, "args", None) and isinstance(exc.args[0], int) else None
+    message = str(exc.args[1]) if code is not None and len(exc.args) > 1 else str(exc)
+    kind = _ERROR_KINDS.get(code, "error")
+    if kind == "unreachable" and "timed out" in message.lower():
+        kind = "timeout"
+    return SourceError(kind, f"{code}: {message}" if code is not None else message)
+
+
+def read_server(params: ConnectionParams, *, with_variables: bool = True) -> ServerReading:
+    """One poll: INNODB STATUS, GLOBAL STATUS (and VARIABLES) read back to back on one
+    connection, so the counters and the status text describe the same moment."""
+    conn = connect(params)
+    try:
+        cur = conn.cursor()
+        started = time.perf_counter()
+        captured_at = dt.datetime.now(dt.UTC)
+        cur.execute("SHOW ENGINE INNODB STATUS")
+        row = cur.fetchone()
+        round_trip_ms = (time.perf_counter() - started) * 1000
+        status_text = _text(row[2]) if row else ""
+        cur.execute("SHOW GLOBAL STATUS")
+        global_status = {_text(k): _text(v) for k, v in cur.fetchall()}
+        variables = None
+        if with_variables:
+            cur.execute("SHOW GLOBAL VARIABLES")
+            variables = {_text(k): _text(v) for k, v in cur.fetchall()}
+        cur.execute("SELECT VERSION(), @@version_comment")
+        version, comment = (_text(v) for v in cur.fetchone())
+        metrics = _read_innodb_metrics(cur)
+        setters = _read_variable_setters(cur, version, comment) if with_variables else None
+        return ServerReading(
+            captured_at, status_text, global_status, variables, metrics, version, comment, round_trip_ms,
+            setters,
+        )
+    except MySQLdb.Error as exc:
+        raise classify(exc) from None
+    finally:
+        conn.close()
+
+
+def _read_innodb_metrics(cur) -> dict[str, int]:
+    placeholders = ",".join(["%s"] * len(INNODB_METRICS))
+    try:
+        cur.execute(
+            f"SELECT * FROM information_schema.INNODB_METRICS WHERE NAME IN ({placeholders})",
+            INNODB_METRICS,
+        )
+    except MySQLdb.Error:
+        return {}  # not readable on this server/account: flushing by type is simply absent
+    columns = [d[0].upper() for d in cur.description]
+    name_i, count_i = columns.index("NAME"), columns.index("COUNT")
+    enabled_i = next((columns.index(c) for c in ("STATUS", "ENABLED") if c in columns), None)
+    result = {}
+    for row in cur.fetchall():
+        enabled = row[enabled_i] if enabled_i is not None else 1
+        # A disabled counter reads 0, which would chart as "no flushing": leave it out.
+        if str(enabled).lower() in {"1", "enabled"}:
+            result[_text(row[name_i])] = int(row[count_i])
+    return result
+
+
+def _has_variables_info(version: str, version_comment: str) -> bool:
+    """performance_schema.variables_info (with SET_USER) exists on MySQL/Percona 8.0+ only."""
+    if flavor_of(version, version_comment) == "mariadb":
+        return False
+    try:
+        return int(version.split(".", 1)[0]) >= 8
+    except ValueError:
+        return False
+
+
+def _read_variable_setters(cur, version: str, version_comment: str) -> dict[str, str] | None:
+    """Who set each non-default variable, where the server says and our account may read it."""
+    if not _has_variables_info(version, version_comment):
+        return None
+    try:
+        cur.execute(
+            "SELECT VARIABLE_NAME, VARIABLE_SOURCE, SET_USER, SET_HOST FROM performance_schema.variables_info "
+            "WHERE VARIABLE_SOURCE <> 'COMPILED'"
+        )
+        rows = cur.fetchall()
+    except MySQLdb.Error:
+        return None  # performance_schema off or not granted: the change is still recorded
+    return {_text(name): _setter(_text(source), _text(user), _text(host)) for name, source, user, host in rows}
+
+
+def _setter(source: str, user: str, host: str) -> str:
+    who = f"{user}@{host}" if user else ""
+    return f"{who} ({source})" if who else source
+
+
+def _text(value) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return "" if value is None else str(value)

@@ -1,0 +1,181 @@
+"""Thin Celery glue: sources -> parsers -> ingest. Scheduling and run bookkeeping live here."""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+
+import redis
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from collectors import disk_tasks, sources
+from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
+from dashboard import changes, ingest, spool
+from dashboard.crypto import SecretDecryptionError
+from dashboard.models import CollectorRun, Server
+
+log = logging.getLogger(__name__)
+_redis_client: redis.Redis | None = None
+
+
+def redis_client() -> redis.Redis:
+    global _redis_client
+    if _redis_client is None:
+        _redis_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+    return _redis_client
+
+
+def poll_slot(server: Server, now_s: float) -> int:
+    """Polls are aligned on multiples of the interval: slot N covers [N*i, (N+1)*i)."""
+    return int(now_s // server.poll_interval_s)
+
+
+def claim(key: str, ttl_s: int) -> bool:
+    """Atomically claim a key once (SET NX): fan-out and redelivered tasks both rely on it."""
+    return bool(redis_client().set(key, "1", nx=True, ex=max(ttl_s, 2)))
+
+
+@shared_task(name="collectors.schedule_polls", ignore_result=True)
+def schedule_polls(now_s: float | None = None) -> int:
+    """Enqueue one poll for each enabled server whose slot has not been enqueued yet."""
+    now_s = time.time() if now_s is None else now_s
+    enqueued = 0
+    servers = Server.objects.filter(enabled=True, imported=False).only(
+        "pk", "poll_interval_s", "host_agent", "host"
+    )
+    for server in servers:
+        slot = poll_slot(server, now_s)
+        if not claim(f"iw:enqueued:{server.pk}:{slot}", 2 * server.poll_interval_s):
+            continue
+        # A poll that starts after its interval has passed is worthless: the next one is due.
+        poll_server.apply_async((server.pk, slot), expires=server.poll_interval_s)
+        disk_tasks.enqueue_disk_poll(server, slot)  # issue 4: to host.<agent>, a local worker, or nowhere
+        enqueued += 1
+    return enqueued
+
+
+@shared_task(name="collectors.poll_server", ignore_result=True, soft_time_limit=30)
+def poll_server(server_id: int, slot: int | None = None) -> None:
+    server = Server.objects.get(pk=server_id)
+    if slot is not None and not claim(f"iw:polled:{server_id}:{slot}", 2 * server.poll_interval_s):
+        return  # at-least-once delivery: this slot was already polled
+    poll_once(server)
+
+
+@shared_task(name="collectors.heartbeat", ignore_result=True)
+def heartbeat() -> None:
+    """Lets the dashboard show "collector stalled" when no worker has run for a while."""
+    redis_client().set("iw:heartbeat", str(time.time()), ex=3600)
+
+
+def last_heartbeat() -> float | None:
+    value = redis_client().get("iw:heartbeat")
+    return float(value) if value else None
+
+
+def poll_once(server: Server) -> CollectorRun:
+    """Read, parse and store one sample of `server`; the run is recorded whatever happens."""
+    with record_run(server, CollectorRun.Kind.INNODB_STATUS) as run:
+        params = sources.ConnectionParams(
+            server.host, server.port, server.user, server.get_password(), settings.INNOWATCH_POLL_TIMEOUT_S
+        )
+        reading = sources.read_server(params, with_variables=_variables_due(server))
+        status = parse_innodb_status(reading.innodb_status)
+        try:
+            ingest.save_innodb_sample(
+                server,
+                reading.captured_at,
+                status=status,
+                raw_text=reading.innodb_status,
+                parser_version=PARSER_VERSION,
+                global_status=reading.global_status,
+                innodb_metrics=reading.innodb_metrics,
+            )
+        except spool.DB_UNAVAILABLE as exc:
+            # PostgreSQL is down but the server was read: keep the reading for drain_spool.
+            spool.forget_connection_if_broken()
+            saved = spool.push(server.pk, reading)
+            run.status = CollectorRun.Status.WARNING
+            run.error = f"PostgreSQL unavailable; reading {'spooled' if saved else 'lost'}: {exc}"[:2000]
+            return run
+        _update_server_identity(server, reading)
+        if status.warnings or not status.complete:
+            run.status = CollectorRun.Status.WARNING
+            run.error = "; ".join(status.warnings[:5]) or "status text truncated (no END marker)"
+        run.sample_at = reading.captured_at
+    return run
+
+
+def _variables_due(server: Server) -> bool:
+    # Variables are cheap but not free: read every poll at >= 10 s, else once a minute.
+    if server.poll_interval_s >= 10 or server.variables_at is None:
+        return True
+    return (timezone.now() - server.variables_at).total_seconds() >= 60
+
+
+def _update_server_identity(server: Server, reading: sources.ServerReading) -> None:
+    server.version = reading.version[:100]
+    server.version_comment = reading.version_comment[:200]
+    server.flavor = sources.flavor_of(reading.version, reading.version_comment)
+    fields = ["version", "version_comment", "flavor"]
+    old_variables = server.variables
+    if reading.variables is not None:
+        server.variables = reading.variables
+        server.variables_at = reading.captured_at
+        fields += ["variables", "variables_at"]
+    server.save(update_fields=fields)
+    # Detected tuning changes and restarts (issue 7): a diff against the previous snapshot.
+    changes.after_poll(
+        server, reading.captured_at, old_variables=old_variables, new_variables=reading.variables,
+        global_status=reading.global_status, setters=getattr(reading, "variable_setters", None),
+    )
+
+
+@contextmanager
+def record_run(server: Server, kind: str):
+    run = CollectorRun(server=server, kind=kind, started_at=timezone.now(), status=CollectorRun.Status.OK)
+    run.sample_at = None
+    started = time.perf_counter()
+    try:
+        yield run
+    except sources.SourceError as exc:
+        _fail(run, exc.kind, str(exc))
+    except SecretDecryptionError as exc:
+        _fail(run, Server.PollStatus.AUTH, str(exc))
+    except ParseError as exc:
+        _fail(run, Server.PollStatus.PARSE, str(exc))
+    except Exception as exc:  # a poll must never take the worker down; record and go on
+        log.exception("poll of %s failed", server.name)
+        _fail(run, Server.PollStatus.ERROR, f"{type(exc).__name__}: {exc}")
+    finally:
+        run.finished_at = timezone.now()
+        run.duration_ms = (time.perf_counter() - started) * 1000
+        try:
+            run.save()
+            _update_server_poll_state(server, run)
+        except spool.DB_UNAVAILABLE:
+            # Nowhere to record it while PostgreSQL is down; the worker must still go on.
+            spool.forget_connection_if_broken()
+            log.warning("run of %s not recorded: PostgreSQL unavailable (%s)", server.name, run.error)
+
+
+def _fail(run: CollectorRun, kind: str, message: str) -> None:
+    run.status = CollectorRun.Status.FAILED
+    run.error_kind = kind
+    run.error = message[:2000]
+
+
+def _update_server_poll_state(server: Server, run: CollectorRun) -> None:
+    updates = {"last_poll_at": run.finished_at}
+    if run.status == CollectorRun.Status.FAILED:
+        updates.update(last_poll_status=run.error_kind, last_error=run.error)
+    else:
+        updates.update(last_poll_status=Server.PollStatus.OK, last_error=run.error)
+        if run.sample_at is not None:
+            updates["last_sample_at"] = run.sample_at
+    Server.objects.filter(pk=server.pk).update(**updates)
+    for key, value in updates.items():
+        setattr(server, key, value)

@@ -1,0 +1,63 @@
+"""The Celery app and the one place every periodic schedule lives.
+
+Each entry carries `expires` of about one period: a late run of a periodic task is worth less
+than the next one, so a backlog after an outage drains instead of piling up.
+"""
+
+import os
+
+from celery import Celery
+from celery.signals import worker_init
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+
+app = Celery("innowatch")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["collectors", "dashboard"])
+app.autodiscover_tasks(["dashboard"], related_name="alerting")
+app.autodiscover_tasks(["dashboard"], related_name="notify")
+app.autodiscover_tasks(["dashboard"], related_name="spool")
+
+app.conf.beat_schedule = {
+    "schedule-polls": {
+        "task": "collectors.schedule_polls",
+        "schedule": 1.0,
+        "options": {"expires": 1.0},
+    },
+    "heartbeat": {
+        "task": "collectors.heartbeat",
+        "schedule": 10.0,
+        "options": {"expires": 10.0},
+    },
+    "maintain-partitions": {
+        "task": "dashboard.maintain_partitions",
+        "schedule": 3600.0,
+        "options": {"expires": 600.0},
+    },
+    "build-rollups": {
+        "task": "dashboard.build_rollups",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+    "evaluate-alerts": {
+        "task": "dashboard.evaluate_alerts",
+        "schedule": 10.0,
+        "options": {"expires": 10.0},
+    },
+    # Readings spooled in Redis while PostgreSQL was unavailable (dashboard/spool.py).
+    "drain-spool": {
+        "task": "dashboard.drain_spool",
+        "schedule": 10.0,
+        "options": {"expires": 10.0},
+    },
+}
+
+
+@worker_init.connect
+def _refuse_to_start_with_wrong_key(**kwargs):
+    """A worker with the wrong encryption key would fail every poll: stop it at startup instead."""
+    from dashboard.checks import stored_secrets_readable
+
+    problem = stored_secrets_readable()
+    if problem:
+        raise SystemExit(f"innowatch worker not started: {problem}")

@@ -1,0 +1,115 @@
+"""Pages. Views query, call analysis and charts, and render; they never talk to a monitored server."""
+
+from __future__ import annotations
+
+import zlib
+
+import redis
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+
+from collectors.tasks import last_heartbeat
+from dashboard import charts
+from dashboard.api import BadRequest, parse_time, server_status
+from dashboard.models import CollectorRun, DiskSample, RawStatus, Server
+from dashboard.overview import overview_rows
+
+
+@login_required
+def overview(request):
+    now = timezone.now()
+    tag = request.GET.get("tag", "").strip()
+    servers = Server.objects.all()
+    if tag:
+        servers = servers.filter(tags__contains=[tag])
+    all_tags = sorted({t for tags in Server.objects.values_list("tags", flat=True) for t in tags})
+    rows = overview_rows(servers, now)
+    return render(request, "dashboard/overview.html",
+                  {"rows": rows, "now": now, "tag": tag, "tags": all_tags, "alerts_url": reverse("alerts"),
+                   "collector_problem": collector_problem(now.timestamp(), any(r.server.enabled for r in rows))})
+
+
+HEARTBEAT_STALE_S = 60
+
+
+def collector_problem(now_s: float, polling_expected: bool) -> str | None:
+    """Why no poll may be running (beat or worker down, Redis unreachable), or None if all is well.
+    The heartbeat task is sent by beat every 10 s and run by a worker, so it proves both."""
+    try:
+        beat = last_heartbeat()
+    except redis.RedisError as exc:
+        return f"Redis (the Celery broker) is unreachable: {exc}"
+    if beat is None:
+        return "No collector heartbeat yet: are Celery beat and a worker running?" if polling_expected else None
+    age = now_s - beat
+    if age > HEARTBEAT_STALE_S:
+        return f"The collector has been stalled for {int(age)} s: check Celery beat and the workers."
+    return None
+
+
+@login_required
+def server_detail(request, server_id: int):
+    server = get_object_or_404(Server, pk=server_id)
+    now = timezone.now()
+    row = overview_rows([server], now)[0]  # same status, runway and alerts as the overview
+    limits = row.limits
+    recent_runs = CollectorRun.objects.filter(server=server).order_by("-started_at")[:10]
+    return render(request, "dashboard/server.html", {
+        "server": server,
+        "status": server_status(server, now),
+        "row": row,
+        "limits": limits,
+        "page_config": charts.page_config(server, limits, DiskSample.objects.filter(server=server).exists()),
+        "recent_runs": recent_runs,
+    })
+
+
+def raw_status_at(server, at) -> RawStatus | None:
+    """The stored status nearest at or before ``at``; the first one after if none is before."""
+    rows = RawStatus.objects.filter(server=server)
+    return rows.filter(ts__lte=at).order_by("-ts").first() or rows.filter(ts__gt=at).order_by("ts").first()
+
+
+def status_text(raw: RawStatus | None) -> str:
+    if raw is None:
+        return ""
+    return zlib.decompress(bytes(raw.text_zlib)).decode("utf-8", errors="replace")
+
+
+def deadlock_section(text: str) -> str:
+    """The LATEST DETECTED DEADLOCK section, header to the next section header ('---…' / '===…')."""
+    start = text.find("LATEST DETECTED DEADLOCK")
+    if start < 0:
+        return ""
+    lines = text[start:].splitlines()
+    out = lines[:2]
+    for i, line in enumerate(lines[2:], start=2):
+        # A section ends where a new "-----\nTITLE\n-----" header begins.
+        if set(line.strip()) == {"-"} and i + 2 < len(lines) and set(lines[i + 2].strip()) == {"-"}:
+            break
+        out.append(line)
+    return "\n".join(out).rstrip()
+
+
+@login_required
+def raw_view(request, server_id: int):
+    server = get_object_or_404(Server, pk=server_id)
+    error = ""
+    try:
+        at = parse_time(request.GET.get("at"), "at", timezone.now())
+    except BadRequest as exc:
+        at, error = timezone.now(), str(exc)
+    raw = raw_status_at(server, at)
+    text = status_text(raw)
+    older = newer = None
+    if raw is not None:
+        rows = RawStatus.objects.filter(server=server).values_list("ts", flat=True)
+        older = rows.filter(ts__lt=raw.ts).order_by("-ts").first()
+        newer = rows.filter(ts__gt=raw.ts).order_by("ts").first()
+    # The server keeps printing its last deadlock, so the text at `at` holds the latest one.
+    return render(request, "dashboard/raw.html", {
+        "server": server, "at": at, "raw": raw, "text": text, "deadlock": deadlock_section(text),
+        "error": error, "older": older, "newer": newer,
+    })

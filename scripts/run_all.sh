@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Web, worker and beat in the foreground; Ctrl-C (or any one of them dying) stops all three.
+set -u
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+mkdir -p var
+trap 'trap - INT TERM EXIT; kill 0 2>/dev/null; wait' INT TERM EXIT
+"$VENV/bin/python" manage.py check --database default || exit 1
+"$VENV/bin/gunicorn" dashboard.wsgi:application --bind "${INNOWATCH_BIND:-127.0.0.1:8000}" \
+  --workers "${INNOWATCH_WEB_WORKERS:-2}" --access-logfile - &
+"$VENV/bin/celery" -A dashboard worker -Q "innowatch${INNOWATCH_EXTRA_QUEUES:+,$INNOWATCH_EXTRA_QUEUES}" \
+  --concurrency "${INNOWATCH_WORKER_CONCURRENCY:-4}" --loglevel INFO &
+"$VENV/bin/celery" -A dashboard beat --schedule var/celerybeat-schedule --loglevel INFO &
+echo "innowatch: http://${INNOWATCH_BIND:-127.0.0.1:8000}/ (Ctrl-C stops web, worker and beat)"
+wait -n
