@@ -44,7 +44,9 @@ def resolve_server(value) -> Server | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise BadRequest("server must be a server id or name")
-    query = Q(pk=int(value)) if str(value).isdigit() else Q(name=value)
+    value = str(value)
+    # isdigit() alone accepts '²', which int() rejects.
+    query = Q(pk=int(value)) if value.isascii() and value.isdigit() else Q(name=value)
     server = Server.objects.filter(query).first()
     if server is None:
         raise BadRequest(f"server {value!r} does not exist")

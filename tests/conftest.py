@@ -156,11 +156,19 @@ def browser():
 
     # Playwright's sync API keeps an event loop on this thread; the ORM calls made by fixtures
     # and assertions here are still synchronous and safe.
+    # Restored afterwards so that no later test (or subprocess it starts) inherits it.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as pw:
-        instance = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
+    try:
+        with sync_playwright() as pw:
+            instance = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            yield instance
+            instance.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 def login(page, live_server_url: str, username: str = "admin", password: str = "correct-horse-battery"):

@@ -81,7 +81,8 @@ def parse_diskstats_line(line: str) -> DiskstatsRow | None:
     n = len(fields)
     if n not in _FULL_FIELD_COUNTS and n != _PARTITION_FIELD_COUNT:
         return None
-    if not all(f.isdigit() for f in fields[:2] + fields[3:]):
+    # isdigit() alone accepts '²', which int() rejects.
+    if not all(f.isascii() and f.isdigit() for f in fields[:2] + fields[3:]):
         return None
     major, minor, device = int(fields[0]), int(fields[1]), fields[2]
     counters = [int(f) for f in fields[3:]]

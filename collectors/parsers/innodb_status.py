@@ -670,6 +670,11 @@ def _scan(lines: list[str], table: _Table, values: dict[str, str], unparsed: lis
                     values[name] = value
 
 
+def _is_ascii_number(text: str) -> bool:
+    """isdigit() alone accepts '²', which int() rejects."""
+    return text.isascii() and text.isdigit()
+
+
 def _num(text: str | None) -> int | None:
     if text is None:
         return None
@@ -841,7 +846,7 @@ def _transaction_ids(text: str | None, old_header: bool) -> tuple[int | None, st
         return None, None
     if " " in text:
         return _num(text), "two-word"
-    if old_header or not text.isdigit():
+    if old_header or not _is_ascii_number(text):
         return int(text, 16), "hex"
     return int(text), "decimal"
 
@@ -923,7 +928,7 @@ def _transaction_head(line: str, unparsed: list[str]) -> tuple[Any, ...]:
     marker = rest.find("thread declared inside InnoDB ")
     if marker >= 0:  # 5.0-5.5: ", thread declared inside InnoDB 500" (concurrency tickets)
         number = rest[marker + 30:].split(" ")[0]
-        tickets = int(number) if number.isdigit() and len(number) < 20 else None
+        tickets = int(number) if _is_ascii_number(number) and len(number) < 20 else None
         rest = rest[:marker].strip(" ,")
     return trx_id, state, int(secs) if secs else None, rest or None, os_thread, tickets, _TRX
 
@@ -1050,7 +1055,7 @@ def _io_thread(line: str) -> IoThread:
     number, _, rest = line[11:].partition(" state: ")
     m = _IO_PURPOSE.match(rest)
     state, purpose = (m.group(1), m.group(2)) if m else (rest.strip(), None)
-    return _IoThread(number=int(number) if number.isdigit() and len(number) < 20 else -1, state=state,
+    return _IoThread(number=int(number) if _is_ascii_number(number) and len(number) < 20 else -1, state=state,
                     purpose=purpose)
 
 

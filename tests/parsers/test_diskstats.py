@@ -105,7 +105,8 @@ def test_percona_inline_line_parses_to_the_values_diskstats_t_asserts():
     assert (row.in_progress, row.io_ms, row.weighted_io_ms) == (0, 6869437, 20744582)
 
 
-@pytest.mark.parametrize("line", ["", "8 0 sda 1 2 3", "8 0 sda " + "1 " * 12, "x y sda " + "1 " * 11])
+@pytest.mark.parametrize("line", ["", "8 0 sda 1 2 3", "8 0 sda " + "1 " * 12, "x y sda " + "1 " * 11,
+                                  "8 0 sda " + "1 " * 10 + "²"])  # "²".isdigit() is True; int() refuses it
 def test_lines_with_a_wrong_field_count_or_non_numbers_are_not_rows(line):
     assert parse_diskstats_line(line) is None
 

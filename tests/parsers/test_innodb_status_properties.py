@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -110,3 +111,13 @@ def test_parse_time_grows_linearly_with_the_size_of_the_text():
     t_small = _best_of(5, lambda: parse_innodb_status(small))
     t_large = _best_of(5, lambda: parse_innodb_status(large))
     assert t_large < 25 * t_small
+
+
+@pytest.mark.parametrize("digit", ["²", "٣", "１"])  # a superscript, an Arabic-Indic and a full-width digit
+def test_unicode_digits_where_numbers_belong_never_crash(digit):
+    # str.isdigit() accepts "²" but int() rejects it; each of these lines once reached int().
+    text = read_fixture(next(p for p in CASES if "I/O thread 0 state" in read_fixture(p)))
+    text = text.replace("I/O thread 0 state", f"I/O thread {digit} state")
+    text = text.replace("Trx id counter ", f"Trx id counter {digit}", 1)
+    text += f"\n---TRANSACTION 0 7, ACTIVE 3 sec, thread declared inside InnoDB {digit}\n"
+    assert _parse_or_reject(text) is not None

@@ -20,6 +20,8 @@ PRODUCTION = {
 
 def run_deploy_check(extra: dict[str, str]) -> subprocess.CompletedProcess:
     env = {**os.environ, **PRODUCTION, **extra}
+    # The browser fixture sets this for Playwright's event loop; production never has it.
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
