@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from contextlib import contextmanager
@@ -38,15 +39,53 @@ def claim(key: str, ttl_s: int) -> bool:
     return bool(redis_client().set(key, "1", nx=True, ex=max(ttl_s, 2)))
 
 
+# What a poll needs of each enabled server, as of the last fan-out that could read PostgreSQL.
+# While PostgreSQL is down the fan-out and the polls work from this copy, so readings keep being
+# taken and wait in the spool instead of not being taken at all. The password stays encrypted.
+ROSTER_KEY = "iw:poll-roster"
+ROSTER_FIELDS = ("pk", "name", "host", "port", "user", "password_encrypted", "poll_interval_s", "host_agent")
+ROSTER_TTL_S = 7 * 86400
+
+
+def servers_to_poll() -> list[Server]:
+    try:
+        servers = list(Server.objects.filter(enabled=True, imported=False).only(*ROSTER_FIELDS))
+    except spool.DB_UNAVAILABLE:
+        spool.forget_connection_if_broken()
+        servers = load_roster()
+        log.warning("PostgreSQL unavailable: polling %d servers from the saved roster", len(servers))
+        return servers
+    save_roster(servers)
+    return servers
+
+
+def save_roster(servers: list[Server]) -> None:
+    roster = json.dumps([{field: getattr(s, field) for field in ROSTER_FIELDS} for s in servers])
+    try:
+        redis_client().set(ROSTER_KEY, roster, ex=ROSTER_TTL_S)
+    except redis.RedisError:
+        log.warning("poll roster not saved: Redis unavailable")
+
+
+def load_roster() -> list[Server]:
+    """Unsaved Server instances built from the roster (empty if there is none or Redis is down)."""
+    try:
+        roster = redis_client().get(ROSTER_KEY)
+    except redis.RedisError:
+        return []
+    return [Server(**entry) for entry in json.loads(roster)] if roster else []
+
+
+def roster_server(server_id: int) -> Server | None:
+    return next((s for s in load_roster() if s.pk == server_id), None)
+
+
 @shared_task(name="collectors.schedule_polls", ignore_result=True)
 def schedule_polls(now_s: float | None = None) -> int:
     """Enqueue one poll for each enabled server whose slot has not been enqueued yet."""
     now_s = time.time() if now_s is None else now_s
     enqueued = 0
-    servers = Server.objects.filter(enabled=True, imported=False).only(
-        "pk", "poll_interval_s", "host_agent", "host"
-    )
-    for server in servers:
+    for server in servers_to_poll():
         slot = poll_slot(server, now_s)
         if not claim(f"iw:enqueued:{server.pk}:{slot}", 2 * server.poll_interval_s):
             continue
@@ -59,7 +98,16 @@ def schedule_polls(now_s: float | None = None) -> int:
 
 @shared_task(name="collectors.poll_server", ignore_result=True, soft_time_limit=30)
 def poll_server(server_id: int, slot: int | None = None) -> None:
-    server = Server.objects.get(pk=server_id)
+    try:
+        server = Server.objects.get(pk=server_id)
+    except Server.DoesNotExist:
+        return  # deleted since the fan-out
+    except spool.DB_UNAVAILABLE:
+        spool.forget_connection_if_broken()
+        server = roster_server(server_id)
+        if server is None:
+            log.warning("server %s not polled: PostgreSQL unavailable and not in the poll roster", server_id)
+            return
     if slot is not None and not claim(f"iw:polled:{server_id}:{slot}", 2 * server.poll_interval_s):
         return  # at-least-once delivery: this slot was already polled
     poll_once(server)

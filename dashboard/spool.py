@@ -9,8 +9,9 @@ tables' primary key is (server, ts), so a reading stored twice is stored once.
 Bound on loss (stated, and tested): the list keeps the newest `MAX_ENTRIES` (20,000) readings;
 older ones are trimmed. At 100 servers polled every 10 s that is ~33 minutes of outage; a
 reading is ~5-15 KB compressed, so the spool stays under ~300 MB of Redis. Readings are also
-lost if Redis itself is down at the same time (logged). While PostgreSQL is down no *new*
-polls start (the fan-out reads the server list from it); the spool saves what was in flight.
+lost if Redis itself is down at the same time (logged). While PostgreSQL is down the fan-out
+and the polls work from the server list saved in Redis (`collectors.tasks.ROSTER_KEY`), so new
+readings keep arriving here.
 """
 
 from __future__ import annotations

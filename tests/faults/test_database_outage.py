@@ -162,3 +162,41 @@ def test_beat_drains_the_spool_every_ten_seconds_with_an_expiry():
 
     entry = next(e for e in app.conf.beat_schedule.values() if e["task"] == "dashboard.drain_spool")
     assert entry["schedule"] == 10.0 and entry["options"]["expires"] <= 10.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server, db_through_proxy, empty_spool):
+    from collectors.disk_tasks import poll_diskstats
+    from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
+    from dashboard import spool
+    from dashboard.models import InnodbSample
+
+    proxy = db_through_proxy
+    empty_spool.delete(ROSTER_KEY)
+    assert local_server.pk in [s.pk for s in servers_to_poll()]  # PostgreSQL up: the roster is saved
+    assert local_server.password_encrypted.encode() in empty_spool.get(ROSTER_KEY)  # stored encrypted
+    proxy.stop()
+
+    during = {s.pk: s for s in servers_to_poll()}
+    assert local_server.pk in during
+    assert during[local_server.pk].get_password() == local_server.get_password()
+    # The fan-out's tasks, run here in this process: the poll reads the server and spools it.
+    poll_server.run(local_server.pk, slot=None)
+    poll_diskstats.run(local_server.pk, slot=None)  # nothing to store it in: skipped, no exception
+    assert spool.length() == 1
+
+    proxy.start()
+    assert spool.drain() == 1
+    assert InnodbSample.objects.filter(server=local_server).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_roster_a_poll_during_an_outage_is_skipped_not_a_crash(local_server, db_through_proxy, empty_spool):
+    from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
+    from dashboard import spool
+
+    empty_spool.delete(ROSTER_KEY)
+    db_through_proxy.stop()
+    assert servers_to_poll() == []
+    poll_server.run(local_server.pk, slot=None)
+    assert spool.length() == 0
