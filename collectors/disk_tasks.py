@@ -23,7 +23,6 @@ from celery import shared_task
 from django.utils import timezone
 
 from collectors.parsers.diskstats import parse_proc_diskstats
-from dashboard import spool
 from dashboard.disk_ingest import save_disk_samples
 from dashboard.models import CollectorRun, Server
 
@@ -65,16 +64,12 @@ def enqueue_disk_poll(server: Server, slot: int) -> bool:
 
 @shared_task(name="collectors.poll_diskstats", ignore_result=True, soft_time_limit=10)
 def poll_diskstats(server_id: int, slot: int | None = None) -> None:
-    from collectors.tasks import claim  # tasks imports this module for the fan-out
+    from collectors.tasks import claim, server_for_task  # tasks imports this module for the fan-out
 
-    try:
-        server = Server.objects.get(pk=server_id)
-    except Server.DoesNotExist:
-        return  # deleted since the fan-out
-    except spool.DB_UNAVAILABLE:
-        # Disk counters are cumulative: the next sample after the outage covers the gap in rates.
-        spool.forget_connection_if_broken()
-        log.warning("disk poll of server %s skipped: PostgreSQL unavailable", server_id)
+    # Disk samples are not spooled while PostgreSQL is down: the counters are cumulative, so the
+    # first sample after the outage covers the gap in rates.
+    server = server_for_task(server_id, from_roster=False)
+    if server is None:
         return
     if slot is not None and not claim(f"iw:disk-polled:{server_id}:{slot}", 2 * server.poll_interval_s):
         return  # at-least-once delivery: this slot was already read

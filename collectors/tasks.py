@@ -76,8 +76,19 @@ def load_roster() -> list[Server]:
     return [Server(**entry) for entry in json.loads(roster)] if roster else []
 
 
-def roster_server(server_id: int) -> Server | None:
-    return next((s for s in load_roster() if s.pk == server_id), None)
+def server_for_task(server_id: int, from_roster: bool) -> Server | None:
+    """The task's server; None if it was deleted since the fan-out, or PostgreSQL is down and
+    the roster may not (or cannot) stand in."""
+    try:
+        return Server.objects.get(pk=server_id)
+    except Server.DoesNotExist:
+        return None
+    except spool.DB_UNAVAILABLE:
+        spool.forget_connection_if_broken()
+    server = next((s for s in load_roster() if s.pk == server_id), None) if from_roster else None
+    if server is None:
+        log.warning("server %s not polled: PostgreSQL unavailable", server_id)
+    return server
 
 
 @shared_task(name="collectors.schedule_polls", ignore_result=True)
@@ -98,16 +109,9 @@ def schedule_polls(now_s: float | None = None) -> int:
 
 @shared_task(name="collectors.poll_server", ignore_result=True, soft_time_limit=30)
 def poll_server(server_id: int, slot: int | None = None) -> None:
-    try:
-        server = Server.objects.get(pk=server_id)
-    except Server.DoesNotExist:
-        return  # deleted since the fan-out
-    except spool.DB_UNAVAILABLE:
-        spool.forget_connection_if_broken()
-        server = roster_server(server_id)
-        if server is None:
-            log.warning("server %s not polled: PostgreSQL unavailable and not in the poll roster", server_id)
-            return
+    server = server_for_task(server_id, from_roster=True)
+    if server is None:
+        return
     if slot is not None and not claim(f"iw:polled:{server_id}:{slot}", 2 * server.poll_interval_s):
         return  # at-least-once delivery: this slot was already polled
     poll_once(server)
