@@ -1,10 +1,13 @@
 """`make demo`: a real write workload on the local MariaDB, tuning changes on a schedule, and the
-detected annotations with their effect reports (issue 7).
+detected annotations with their effect reports (issue 7) and the checkpoint-age alert (issue 8).
 
-Settings that make flushing visible on a small machine (measured, see issue 7): at full sysbench
-speed the checkpoint age sits at the limit and adaptive flushing changes nothing; with a 48 MB
-redo log, io_capacity 1000, dirty-pages lwm 1 %, a 1 GB buffer pool and oltp_write_only limited
-to 1200 tx/s, switching adaptive flushing ON changes both the flush rate and the checkpoint age.
+Settings that make flushing visible on a small machine (measured; the capture in
+tests/fixtures/captures/ was taken with them): at full sysbench speed the checkpoint age sits at
+the async point, MariaDB flushes "furiously" there and adaptive flushing changes nothing. With a
+48 MB redo log, `innodb_io_capacity` 100, dirty-pages lwm 0.001 % (at the default 0 the page cleaner
+sleeps until the async point, so adaptive flushing never runs) and oltp_write_only held at 220 tx/s,
+the age climbs with adaptive flushing OFF; the demo switches it ON the way a DBA would, when the
+checkpoint-age alert fires (or after two phases at the latest), and the age falls back.
 All are dynamic (SET GLOBAL; the redo log resizes online), and the server's own values are
 restored at the end whatever happens."""
 
@@ -22,30 +25,35 @@ import MySQLdb
 from django.conf import settings
 
 from collectors.tasks import poll_once
-from dashboard import effects
-from dashboard.models import Annotation, Server
+from dashboard import alerting, effects
+from dashboard.models import AlertEvent, AlertRule, Annotation, Server
 
 DEMO_DB = "innowatch_demo"
-TABLES, TABLE_SIZE, THREADS, RATE = 8, 200_000, 8, 1200
+TABLES, TABLE_SIZE, THREADS, RATE = 8, 200_000, 8, 220
+ALERT = "checkpoint-age-near-async"  # built-in rule (migration 0003)
 START_SETTINGS = {
     "innodb_buffer_pool_size": str(1024**3),
     "innodb_log_file_size": str(48 * 1024**2),
-    "innodb_io_capacity": "1000",
-    "innodb_max_dirty_pages_pct_lwm": "1",
+    "innodb_io_capacity": "100",
+    "innodb_max_dirty_pages_pct_lwm": "0.001",
+    "innodb_adaptive_flushing_lwm": "10",
     "innodb_adaptive_flushing": "OFF",
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Step:
-    at_s: float
+    after_s: float  # seconds after the previous step (or the start) at the latest
     variable: str
     value: str
+    on_alert: str = ""  # or as soon as this alert rule fires, as a DBA paged by it would
 
 
 def schedule(phase_s: float) -> list[Step]:
-    """Adaptive flushing ON after one phase, io_capacity raised after two; three phases in all."""
-    return [Step(phase_s, "innodb_adaptive_flushing", "ON"), Step(2 * phase_s, "innodb_io_capacity", "2000")]
+    """Adaptive flushing ON when the checkpoint-age alert fires (two phases at the latest), then
+    io_capacity raised a phase later, and a last phase to watch."""
+    return [Step(2 * phase_s, "innodb_adaptive_flushing", "ON", on_alert=ALERT),
+            Step(phase_s, "innodb_io_capacity", "400")]
 
 
 def _set_global(cur, name: str, value: str) -> None:
@@ -99,25 +107,54 @@ def _poll(server: Server, force_variables: bool) -> None:
     poll_once(server)
 
 
-def run_schedule(server: Server, cur, steps: list[Step], total_s: float, interval_s: float,
+def evaluate_alerts(server: Server, now: dt.datetime) -> None:
+    """What beat's evaluate_alerts does every 10 s, for this server, after each poll."""
+    rules = [r for r in AlertRule.objects.filter(enabled=True) if alerting.applies_to(r, server)]
+    values = alerting.History.load(server, now.timestamp() - alerting.WINDOW_S, now.timestamp())
+    alerting.evaluate_server(server, rules, values.values_at(now.timestamp()), now)
+
+
+def alert_firing(server: Server, rule_name: str, since: dt.datetime) -> bool:
+    last = AlertEvent.objects.filter(server=server, rule__name=rule_name, ts__gte=since).order_by("-ts").first()
+    return last is not None and last.state == "firing"
+
+
+def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval_s: float,
                  say: Callable[[str], None]) -> None:
-    """Poll every `interval_s` while applying `steps` at their offsets."""
-    started = time.monotonic()
+    """Poll (and evaluate alerts) every `interval_s` while applying `steps`, then `tail_s` more."""
+    since = dt.datetime.now(dt.UTC)
     pending = list(steps)
+    step_started = time.monotonic()
+    end_at = None
     force = False
-    while (elapsed := time.monotonic() - started) < total_s:
-        if pending and elapsed >= pending[0].at_s:
-            step = pending.pop(0)
-            say(f"{elapsed:5.0f} s  SET GLOBAL {step.variable} = {step.value}")
-            _set_global(cur, step.variable, step.value)
-            force = True
+    while end_at is None or time.monotonic() < end_at:
+        tick = time.monotonic()
+        if pending:
+            step = pending[0]
+            fired = step.on_alert and alert_firing(server, step.on_alert, since)
+            if fired or tick - step_started >= step.after_s:
+                pending.pop(0)
+                why = f"{step.on_alert} is firing" if fired else f"after {step.after_s:.0f} s"
+                say(f"{dt.datetime.now(dt.UTC):%H:%M:%S}  SET GLOBAL {step.variable} = {step.value} ({why})")
+                _set_global(cur, step.variable, step.value)
+                step_started, force = tick, True
+                if not pending:
+                    end_at = tick + tail_s
         _poll(server, force)
+        evaluate_alerts(server, dt.datetime.now(dt.UTC))
         force = False
-        time.sleep(max(0.0, interval_s - (time.monotonic() - started - elapsed)))
+        time.sleep(max(0.0, interval_s - (time.monotonic() - tick)))
+
+
+def alert_lines(server: Server, since: dt.datetime) -> list[str]:
+    events = AlertEvent.objects.filter(server=server, ts__gte=since).select_related("rule").order_by("ts")
+    lines = [f"[alert] {e.ts:%H:%M:%S} {e.rule.name} {e.state}"
+             + (f" (value {e.value:.1f})" if e.value is not None else "") for e in events]
+    return lines or ["[alert] no alert fired"]
 
 
 def report_lines(server: Server, since: dt.datetime, phase_s: float, settle_s: float) -> list[str]:
-    lines = []
+    lines = alert_lines(server, since)
     window = dt.timedelta(seconds=max(phase_s - settle_s, 10))
     settle = dt.timedelta(seconds=settle_s)
     for a in Annotation.objects.filter(server=server, time__gte=since).order_by("time"):
@@ -144,13 +181,14 @@ def run_demo(server: Server, admin: dict, *, phase_s: float = 180, interval_s: f
         say("demo settings: " + ", ".join(f"{k}={v}" for k, v in START_SETTINGS.items()))
         apply_settings(cur, START_SETTINGS)
         prepare_tables(cur, admin, say)
-        total = phase_s * (len(schedule(phase_s)) + 1)
+        steps = schedule(phase_s)
+        longest = sum(step.after_s for step in steps) + phase_s
         with log_path.open("w") as log:
-            load = subprocess.Popen(sysbench_args(admin, "run", f"--rate={RATE}", f"--time={int(total) + 30}",
+            load = subprocess.Popen(sysbench_args(admin, "run", f"--rate={RATE}", f"--time={int(longest) + 30}",
                                                   "--report-interval=10"), stdout=log, stderr=subprocess.STDOUT)
-        say(f"sysbench oltp_write_only at {RATE} tx/s for {total:.0f} s (log: {log_path})")
+        say(f"sysbench oltp_write_only at {RATE} tx/s, at most {longest:.0f} s (log: {log_path})")
         poll_once(server)  # the first snapshot, so the next diff has a baseline
-        run_schedule(server, cur, schedule(phase_s), total, interval_s, say)
+        run_schedule(server, cur, steps, phase_s, interval_s, say)
     finally:
         if load is not None and load.poll() is None:
             load.terminate()
