@@ -7,8 +7,9 @@ import os
 BENCH_DB = "innowatch_bench"
 
 
-def use_bench_database(name: str = BENCH_DB) -> None:
-    """Point Django at a fresh database `name` (innowatch_bench); call before django.setup()."""
+def use_bench_database(name: str = BENCH_DB, keep: bool = False) -> bool:
+    """Point Django at database `name` (innowatch_bench), dropped and created afresh unless `keep`
+    (then created only when missing); call before django.setup(). Returns whether it was kept."""
     import psycopg2
 
     os.environ["INNOWATCH_DB_NAME"] = name
@@ -23,9 +24,13 @@ def use_bench_database(name: str = BENCH_DB) -> None:
     conn = psycopg2.connect(**params)
     conn.autocommit = True
     with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        cur.execute(f"CREATE DATABASE {name}")
+        cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        kept = keep and cur.fetchone() is not None
+        if not kept:
+            cur.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            cur.execute(f"CREATE DATABASE {name}")
     conn.close()
+    return kept
 
 
 def migrate() -> None:

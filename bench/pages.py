@@ -4,17 +4,23 @@ has loaded, in headless Chromium against a real gunicorn serving the bench datab
 
 Cold = a fresh browser context (empty HTTP cache, plotly.js downloaded again); warm = a reload in
 the same context. Baselines from the same run: a blank page that only loads the vendored
-plotly.js, and the series API requests the page makes, fetched alone from the same browser.
+plotly.js, the series API requests the page makes, fetched alone from the same browser, and the
+page as it was before the second round of page-speed work (charts.js and the template as at
+BEFORE_COMMIT, in a copy of the tree served by a second gunicorn on the same database). The
+server-page variants are loaded in turn, one of each per round, so load from elsewhere on the
+machine falls on all of them alike.
 Times are from navigation start (performance.now() in the page) to the ready condition.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +30,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 USER, PASSWORD = "bench-pages", "bench-pages-password-1"
 THIRTY_DAYS_S = 30 * 86400
+# The page before x became epoch-ms numbers and charts.js moved ahead of plotly.js.
+BEFORE_COMMIT = "1248c7304136c546b65f9095e19d2f9f5ee079d5"
+BEFORE_FILES = ("static/js/charts.js", "templates/dashboard/server.html")
 
 
 def p95(samples: list[float]) -> float:
@@ -37,13 +46,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
+def start_server(tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
     """gunicorn on the bench database (the environment set by bench.benchdb), two workers as `make run`."""
     port = _free_port()
     env = dict(os.environ, DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost")
     cmd = [str(Path(sys.executable).with_name("gunicorn")), "dashboard.wsgi:application",
            "--bind", f"127.0.0.1:{port}", "--workers", "2", "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -122,22 +131,44 @@ def _series_alone(page, url: str) -> float:
 ERRORS: list[str] = []
 
 
-def _measure(browser, state: dict, load, loads: int, swap: tuple[str, str] | None = None) -> tuple[list, list]:
-    """`loads` cold loads (each in a fresh context) and a warm reload after each. `swap` = (glob, url):
-    serve another file in place of a script (the same page with the full plotly.js bundle)."""
-    cold, warm = [], []
+def before_tree() -> Path:
+    """A copy of the tree with the server page's files as at BEFORE_COMMIT (charts.js and the template,
+    whose script order changed), to be served by its own gunicorn: same code, same database."""
+    tree = Path(tempfile.mkdtemp(prefix="innowatch-page-before-"))
+    shutil.copytree(ROOT, tree, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".git", ".venv", "node_modules", "staticfiles", "docs", "results"))
+    for path in BEFORE_FILES:
+        old = subprocess.run(["git", "show", f"{BEFORE_COMMIT}:{path}"], cwd=ROOT, check=True, capture_output=True)
+        (tree / path).write_bytes(old.stdout)
+    return tree
+
+
+def swap_variant(glob: str, url: str):
+    """Serve another file in place of a script (the same page with the full plotly.js bundle)."""
     # Playwright passes (route, request) to a two-argument handler: bind the URL by closure.
-    swap_to = (lambda route: route.continue_(url=swap[1])) if swap else None
+    return lambda context: context.route(glob, lambda route: route.continue_(url=url))
+
+
+def _measure(browser, state: dict, load, loads: int) -> tuple[list, list]:
+    """`loads` cold loads (each in a fresh context) and a warm reload after each."""
+    return _measure_in_turn(browser, state, loads, {"page": (load, None)})["page"]
+
+
+def _measure_in_turn(browser, state: dict, loads: int, variants: dict) -> dict[str, tuple[list, list]]:
+    """Per variant (name: (load, context setup or None)), `loads` cold loads, each in a fresh
+    context, and a warm reload after each; one load of each variant per round."""
+    runs: dict[str, tuple[list, list]] = {name: ([], []) for name in variants}
     for _ in range(loads):
-        context = browser.new_context(storage_state=state, viewport={"width": 1400, "height": 900})
-        if swap:
-            context.route(swap[0], swap_to)
-        page = context.new_page()
-        page.on("pageerror", lambda e: ERRORS.append(str(e)))
-        cold.append(load(page))
-        warm.append(load(page))
-        context.close()
-    return cold, warm
+        for name, (load, setup) in variants.items():
+            context = browser.new_context(storage_state=state, viewport={"width": 1400, "height": 900})
+            if setup:
+                setup(context)
+            page = context.new_page()
+            page.on("pageerror", lambda e: ERRORS.append(str(e)))
+            runs[name][0].append(load(page))
+            runs[name][1].append(load(page))
+            context.close()
+    return runs
 
 
 def _summary(prefix: str, cold: list[float], warm: list[float]) -> dict:
@@ -150,17 +181,25 @@ def page_figures(server_id: int, series_metrics: list[str], start, end, loads: i
 
     _bench_user()
     proc, base = start_server()
-    out: dict = {"page_loads": loads}
+    before_dir = before_tree()
+    before_proc, before_base = start_server(before_dir)
+    out: dict = {"page_loads": loads, "server_page_before_commit": BEFORE_COMMIT}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             state = _login_state(browser, base)
-            server_url = f"{base}/servers/{server_id}/?range={THIRTY_DAYS_S}"
-            out.update(_summary("server_page_30d", *_measure(browser, state, lambda p: _server_page(p, server_url), loads)))
-            # Before the page-speed work the page loaded the full bundle: the same page with it swapped in.
-            swap = ("**/vendor/plotly-basic-*.min.js", f"{base}/static/vendor/plotly-3.3.1.min.js")
-            out.update(_summary("server_page_30d_full_plotly",
-                                *_measure(browser, state, lambda p: _server_page(p, server_url), loads, swap)))
+            path = f"/servers/{server_id}/?range={THIRTY_DAYS_S}"
+            now_page, before_page = (lambda p: _server_page(p, base + path)), (lambda p: _server_page(p, before_base + path))
+            # Before the first page-speed round the page loaded the full bundle: the same page with it
+            # swapped in (through a route, which turns off the HTTP cache: its "warm" reloads download again).
+            runs = _measure_in_turn(browser, state, loads, {
+                "server_page_30d": (now_page, None),
+                "server_page_30d_before": (before_page, None),
+                "server_page_30d_full_plotly": (now_page, swap_variant("**/vendor/plotly-basic-*.min.js",
+                                                                       f"{base}/static/vendor/plotly-3.3.1.min.js")),
+            })
+            for name, (cold, warm) in runs.items():
+                out.update(_summary(name, cold, warm))
             out.update(_summary("overview_page", *_measure(browser, state, lambda p: _overview(p, base + "/"), loads)))
             page_js = _page_plotly()
             out["server_page_plotly"] = page_js
@@ -183,4 +222,6 @@ def page_figures(server_id: int, series_metrics: list[str], start, end, loads: i
         out["page_errors"] = ERRORS[:5]
     finally:
         stop_server(proc)
+        stop_server(before_proc)
+        shutil.rmtree(before_dir, ignore_errors=True)
     return out

@@ -79,8 +79,10 @@ def table(f: dict) -> str:
         f"{_f(f.get('ingest_samples_per_s'))} samples/s is not the limit."
     )
     lines.append("")
+    pages = (f" Page-speed figures re-measured alone (`python -m bench.run --only pages`) at {f['pages_date']}."
+             if f.get("pages_date") else "")
     lines.append(f"Run of {f.get('date')}, Python {f.get('python')}, {f.get('machine')}, {f.get('cpus')} CPUs, "
-                 f"{_f(f.get('bench_seconds'))} s in all. Raw figures: `bench/results/latest.json`.")
+                 f"{_f(f.get('bench_seconds'))} s in all.{pages} Raw figures: `bench/results/latest.json`.")
     return "\n".join(lines)
 
 

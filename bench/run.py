@@ -1,7 +1,9 @@
 """`make bench`: storage, read-path, polling and parsing figures, each beside its baseline from the
 same run. Works in its own database (innowatch_bench, recreated each run), never `innowatch`.
 
-Writes bench/results/latest.json and the results table of docs/benchmarks.md.
+Writes bench/results/latest.json and the results table of docs/benchmarks.md. `--only pages`: the
+page-speed figures alone (bench/pages.py), on the bench database's 30-day history if a recent one is
+there, merged into latest.json without dropping the other figures.
 """
 
 from __future__ import annotations
@@ -39,14 +41,15 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def setup() -> None:
-    benchdb.use_bench_database()
+def setup(keep: bool = False) -> bool:
+    kept = benchdb.use_bench_database(keep=keep)
     hosts = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
     os.environ["DJANGO_ALLOWED_HOSTS"] = hosts + ",testserver"
     import django
 
     django.setup()
     benchdb.migrate()
+    return kept
 
 
 def parse_figures() -> dict:
@@ -105,6 +108,42 @@ def read_figures(now: dt.datetime) -> dict:
     return out
 
 
+def _recent_history(now: dt.datetime) -> bool:
+    """Whether a previous run left bench30d-001's 30 days of history, ending within the last 6 hours."""
+    from django.db.models import Max, Min
+
+    from dashboard.models import InnodbSample
+
+    span = InnodbSample.objects.filter(server__name="bench30d-001").aggregate(first=Min("ts"), last=Max("ts"))
+    return bool(span["first"] and span["first"] <= now - dt.timedelta(days=29, hours=18)
+                and span["last"] >= now - dt.timedelta(hours=6))
+
+
+def page_only_figures(now: dt.datetime) -> dict:
+    """The page-speed figures alone, on the bench database's 30-day history when a previous run left
+    a recent one (else a fresh database and history, ~1 min), with the overview's fleet of 200."""
+    from django.db import connection
+
+    from bench import pages, reads
+    from dashboard.history import generate_history
+    from dashboard.models import Server
+
+    if not _recent_history(now):
+        log("no recent 30-day history in the bench database: recreating it")
+        connection.close()
+        setup(keep=False)
+        generate_history(1, 30, 10, now - dt.timedelta(days=30), prefix="bench30d")
+    else:
+        log("reusing the bench database's 30-day history")
+    Server.objects.filter(name__startswith="poll-bench-").delete()  # the overview shows 200 servers
+    reads.make_fleet(200 - Server.objects.exclude(name__startswith="fleet-").count(), now)
+    server = Server.objects.get(name="bench30d-001")
+    log("page speed in headless Chromium: server page over 30 days, overview of 200 servers")
+    out = pages.page_figures(server.pk, reads.SERIES_METRICS, now - dt.timedelta(days=30), now)
+    out["overview_servers"] = Server.objects.count()
+    return out
+
+
 def poll_figures() -> dict:
     from bench import polls
 
@@ -119,6 +158,19 @@ def poll_figures() -> dict:
     return out
 
 
+def pages_only() -> None:
+    """`python -m bench.run --only pages`: merge fresh page figures into latest.json, keeping the rest."""
+    began = time.perf_counter()
+    setup(keep=True)
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    measured = page_only_figures(now)
+    path = RESULTS / "latest.json"  # read only now: others may have merged their figures meanwhile
+    figures = json.loads(path.read_text()) if path.exists() else {}
+    figures.update(measured)
+    figures["pages_date"] = now.isoformat()
+    _finish(figures, began, "pages_seconds")
+
+
 def main() -> None:
     began = time.perf_counter()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -131,14 +183,18 @@ def main() -> None:
     figures.update(storage_figures(now))
     figures.update(read_figures(now))
     figures.update(poll_figures())
-    figures["bench_seconds"] = time.perf_counter() - began
+    _finish(figures, began, "bench_seconds")
+
+
+def _finish(figures: dict, began: float, seconds_key: str) -> None:
+    figures[seconds_key] = time.perf_counter() - began
     figures["targets"] = {k: {"target": t, "kind": kind, "met": _met(figures.get(k), t, kind)}
                           for k, (t, kind) in TARGETS.items()}
     (RESULTS / "latest.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
     from bench.report import write_doc
 
     write_doc(DOC, figures)
-    log(f"done in {figures['bench_seconds']:.0f} s: {RESULTS / 'latest.json'}, {DOC}")
+    log(f"done in {figures[seconds_key]:.0f} s: {RESULTS / 'latest.json'}, {DOC}")
 
 
 def _met(value, target, kind) -> bool | None:
@@ -148,4 +204,11 @@ def _met(value, target, kind) -> bool | None:
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["pages"], help="only the page-speed figures, merged into latest.json")
+    if parser.parse_args().only == "pages":
+        pages_only()
+    else:
+        main()
