@@ -13,12 +13,19 @@
   let syncing = 0;
   let timer = null;
   let generation = 0;
+  // The template loads this file before plotly.js, so the data requests below go out while the
+  // browser is still parsing and compiling plotly.js (0.2-0.4 s cold); drawing waits for both.
+  const plotlyReady = window.Plotly || document.readyState !== "loading" ? Promise.resolve()
+    : new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
 
-  // --- time: Plotly date axes are zone-less strings, so we write them in the zone shown ---
+  // --- time: Plotly date axes are zone-less, so we shift instants into the zone shown. Trace x
+  // values are shifted epoch-ms numbers (no date string to format, nor for Plotly to parse, per
+  // point); ranges, shapes and labels are zone-less strings.
   function offsetMs(ms) { return state.utc ? 0 : new Date(ms).getTimezoneOffset() * 60000; }
-  function toAxis(ms) { return new Date(ms - offsetMs(ms)).toISOString().slice(0, 23).replace("T", " "); }
-  function fromAxis(value) {
-    if (typeof value === "number") return value;
+  function toX(ms) { return ms - offsetMs(ms); }
+  function toAxis(ms) { return new Date(toX(ms)).toISOString().slice(0, 23).replace("T", " "); }
+  function fromAxis(value) {  // an axis value (shifted ms or zone-less string) back to an instant
+    if (typeof value === "number") return value + offsetMs(value);
     const m = String(value).match(/^(\d{4})-(\d\d)-(\d\d)(?:[ T](\d\d)(?::(\d\d)(?::(\d\d)(\.\d+)?)?)?)?/);
     if (!m) return NaN;
     const ms = Date.UTC(+m[1], +m[2] - 1, +m[3], +(m[4] || 0), +(m[5] || 0), +(m[6] || 0),
@@ -89,7 +96,7 @@
   function seriesTraces(s, data, first, color) {
     if (!data || !data.t || data.t.length === 0) return [];
     const scale = s.scale || 1, axis = s.axis || "y";
-    const x = data.t.map(toAxis);
+    const x = data.t.map(toX);
     const sc = (arr) => arr.map((v) => (v === null ? null : v * scale));
     const out = [];
     if (first) {  // min–max band: a one-bucket spike stays visible however long the range
@@ -123,7 +130,7 @@
         const perMs = sxx > 0 ? sxy / sxx : 0;
         if (perMs > 0 && s.avg[i] !== null) runway = (stall - s.avg[i]) / perMs / 60000;
       }
-      x.push(toAxis(s.t[i])); y.push(runway !== null && runway <= RUNWAY_CAP_MIN ? runway : null);
+      x.push(toX(s.t[i])); y.push(runway !== null && runway <= RUNWAY_CAP_MIN ? runway : null);
     }
     return [{ x, y, yaxis: d.axis || "y", name: d.label, mode: "lines", connectgaps: false,
       line: { width: 1.2, color: "#d1242f", dash: "dot" } }];
@@ -137,14 +144,14 @@
     const x = [], y = [];
     num.t.forEach((t, i) => {
       const base = (A.get(t) || 0) + (B.get(t) || 0);
-      if (base > 0 && num.avg[i] !== null) { x.push(toAxis(t)); y.push(100 * num.avg[i] / base); }
+      if (base > 0 && num.avg[i] !== null) { x.push(toX(t)); y.push(100 * num.avg[i] / base); }
     });
     return [{ x, y, yaxis: d.axis || "y", name: d.label, mode: "lines", line: { width: 1.5, dash: "dot", color: PALETTE[4] } }];
   }
   function annotationTrace(spec) {
     if (!annotations.length) return [];
     return [{
-      x: annotations.map((a) => toAxis(a.t0)), y: annotations.map(() => 0.97), yaxis: "y3",
+      x: annotations.map((a) => toX(a.t0)), y: annotations.map(() => 0.97), yaxis: "y3",
       mode: "markers", marker: { symbol: "triangle-down", size: 11, color: "#8250df" },
       name: "annotations", showlegend: false, hoverinfo: "text",
       hovertext: annotations.map((a) => escapeText((a.kind ? a.kind + ": " : "") + a.text)),
@@ -171,15 +178,19 @@
   function layout(spec, range) {
     const hasY2 = spec.series.some((s) => s.axis === "y2") || (spec.derived || []).length > 0 ||
       (spec.lines || []).some((l) => l.axis === "y2");
+    // Drawing time (issue 6): tick labels may overflow (the default measures every label to hide
+    // those past the div; the margins leave them room), and the bottom margin already holds one row of
+    // legend (the legend would push it there, and Plotly would lay the chart out a second time).
     const out = {
       title: { text: spec.title, x: 0.01, font: { size: 14 } }, height: 280,
-      margin: { l: 60, r: hasY2 ? 55 : 15, t: 34, b: 30 }, hovermode: "x unified",
-      xaxis: { type: "date", range: [toAxis(range[0]), toAxis(range[1])] },
-      yaxis: { title: { text: spec.y_title || "" }, rangemode: "tozero" },
+      margin: { l: 60, r: hasY2 ? 55 : 15, t: 34, b: 72 }, hovermode: "x unified",
+      xaxis: { type: "date", range: [toAxis(range[0]), toAxis(range[1])], ticklabeloverflow: "allow" },
+      yaxis: { title: { text: spec.y_title || "" }, rangemode: "tozero", ticklabeloverflow: "allow" },
       yaxis3: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true },
       legend: { orientation: "h", y: -0.18 }, shapes: shapes(spec, range), annotations: lineLabels(spec),
     };
-    if (hasY2) out.yaxis2 = { overlaying: "y", side: "right", rangemode: "tozero", title: { text: spec.y2_title || "" } };
+    if (hasY2) out.yaxis2 = { overlaying: "y", side: "right", rangemode: "tozero", title: { text: spec.y2_title || "" },
+      ticklabeloverflow: "allow" };
     return out;
   }
   async function drawChart(chart, metricsPromise, range, gen) {
@@ -203,6 +214,8 @@
     const figureLayout = layout(spec, range);
     if (empty) figureLayout.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
       text: "no data in this range", font: { color: "#57606a" } });
+    await plotlyReady;
+    if (gen !== generation) return;
     syncing++;
     try {
       await Plotly.react(div, data, figureLayout, { responsive: true, displaylogo: false, doubleClick: "autosize" });
