@@ -88,3 +88,27 @@ def bytes_per_value() -> dict:
         "bytes_per_row": total_bytes / rows if rows else 0,
         "bytes_per_value": total_bytes / values if values else 0,
     }
+
+
+def breakdown() -> dict:
+    """Where the bytes of bytes_per_value go, per row: heap pages (tuple header + NULL bitmap + data +
+    4-byte line pointer + page free space), indexes, TOAST, free-space and visibility maps."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT count(*), sum(pg_relation_size(c.oid, 'main')), "
+            "sum(pg_relation_size(c.oid, 'fsm') + pg_relation_size(c.oid, 'vm')), "
+            "sum(pg_indexes_size(c.oid)), "
+            "sum(coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)) "
+            "FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = %s::regclass", [TABLE])
+        partitions_, heap, maps, indexes, toast = (int(v or 0) for v in cur.fetchone())
+        cur.execute(f"SELECT count(*), avg(pg_column_size(t.*)) FROM {TABLE} AS t")
+        rows, tuple_bytes = cur.fetchone()
+    rows = rows or 1
+    return {
+        "partitions": partitions_,
+        "heap_bytes_per_row": heap / rows,
+        "tuple_bytes_avg": float(tuple_bytes or 0),  # header (23 B + NULL bitmap, aligned) + data
+        "index_bytes_per_row": indexes / rows,
+        "toast_bytes_per_row": toast / rows,
+        "fsm_vm_bytes_per_row": maps / rows,
+    }

@@ -136,6 +136,7 @@ def poll_once(server: Server) -> CollectorRun:
         )
         reading = sources.read_server(params, with_variables=_variables_due(server))
         status = parse_innodb_status(reading.innodb_status)
+        notes = list(status.warnings)  # and any field stored NULL because its column cannot hold it
         try:
             ingest.save_innodb_sample(
                 server,
@@ -145,6 +146,7 @@ def poll_once(server: Server) -> CollectorRun:
                 parser_version=PARSER_VERSION,
                 global_status=reading.global_status,
                 innodb_metrics=reading.innodb_metrics,
+                notes=notes,
             )
         except spool.DB_UNAVAILABLE as exc:
             # PostgreSQL is down but the server was read: keep the reading for drain_spool.
@@ -154,9 +156,9 @@ def poll_once(server: Server) -> CollectorRun:
             run.error = f"PostgreSQL unavailable; reading {'spooled' if saved else 'lost'}: {exc}"[:2000]
             return run
         _update_server_identity(server, reading)
-        if status.warnings or not status.complete:
+        if notes or not status.complete:
             run.status = CollectorRun.Status.WARNING
-            run.error = "; ".join(status.warnings[:5]) or "status text truncated (no END marker)"
+            run.error = "; ".join(notes[:5]) or "status text truncated (no END marker)"
         run.sample_at = reading.captured_at
     return run
 

@@ -204,7 +204,7 @@ def _store_moment(server: Server, moment: Moment, result: ImportResult) -> bool:
     if status is not None:
         inserted = ingest.save_innodb_sample(
             server, moment.ts, status=status, raw_text=moment.innodb_status, parser_version=PARSER_VERSION,
-            global_status=moment.global_status, innodb_metrics=moment.innodb_metrics,
+            global_status=moment.global_status, innodb_metrics=moment.innodb_metrics, notes=result.warnings,
         )
     elif moment.global_status is not None:
         inserted = bool(ingest.save_innodb_samples([_status_only_row(server, moment)]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import logging
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -15,6 +16,8 @@ from psycopg2.extras import execute_values
 
 from dashboard import partitions
 from dashboard.models import InnodbSample, RawStatus, SemaphoreWaitSample, Server
+
+log = logging.getLogger(__name__)
 
 # column -> (section attribute, field attribute) on the parsed InnodbStatus record
 STATUS_COLUMNS: dict[str, tuple[str, str]] = {
@@ -178,8 +181,49 @@ def save_innodb_samples(rows: Sequence[dict[str, Any]], *, page_size: int = 2000
     if not rows:
         return 0
     timestamps = {row["ts"] for row in rows}
-    write = _copy_rows if len(rows) >= COPY_THRESHOLD else _insert_rows
-    return _write_with_partitions(timestamps, lambda: write(rows, page_size))
+    if len(rows) >= COPY_THRESHOLD:
+        # Create the days first: a batch spanning a missing day would otherwise insert (then roll
+        # back) all rows before that day, leaving dead tuples VACUUM cannot give back to the disk.
+        partitions.ensure_partitions_for(timestamps, tables=[InnodbSample._meta.db_table])
+        return _write_with_partitions(timestamps, lambda: _fitting(_copy_rows, rows, page_size))
+    return _write_with_partitions(timestamps, lambda: _fitting(_insert_rows, rows, page_size))
+
+
+def fit_to_columns(rows: Sequence[dict[str, Any]], notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """The rows with every integer its column cannot hold (an `integer` page or thread count past
+    2^31, a counter past 2^63) replaced by NULL and counted in the row's `warnings`, so one bad
+    field never costs the whole sample. Each replacement is logged and appended to `notes`."""
+    fitted = []
+    for row in rows:
+        bad = [c for c, v in row.items() if c in _INT_RANGES and v is not None
+               and not _INT_RANGES[c][0] <= v <= _INT_RANGES[c][1]]
+        if not bad:
+            fitted.append(row)
+            continue
+        for column in bad:
+            note = f"{column}={row[column]} does not fit the column's type ({_INT_TYPES[column]}); stored NULL"
+            log.warning("sample of server %s at %s: %s", row.get("server_id"), row.get("ts"), note)
+            if notes is not None and note not in notes:  # a retry (new partition) fits the row again
+                notes.append(note)
+        warnings = row.get("warnings", _COLUMN_DEFAULTS["warnings"]) or 0
+        fitted.append({**row, **dict.fromkeys(bad), "warnings": min(warnings + len(bad), 32767)})
+    return fitted
+
+
+def _fitting(write, rows: Sequence[dict[str, Any]], page_size: int, notes: list[str] | None = None) -> int:
+    # Checking every value of every row up front would cost ingest ~10 %; PostgreSQL checks them
+    # anyway, so write first and fit only a batch it refused (SQLSTATE 22003, out of range).
+    try:
+        with transaction.atomic():
+            return write(rows, page_size)
+    except (DatabaseError, psycopg2.Error) as exc:
+        if _sqlstate(exc) != "22003":
+            raise
+    return write(fit_to_columns(rows, notes), page_size)
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc, "pgcode", None) or getattr(exc.__cause__, "pgcode", None)
 
 
 def _values(rows: Sequence[dict[str, Any]]) -> list[tuple]:
@@ -237,21 +281,25 @@ def save_innodb_sample(
     parser_version: str,
     global_status: dict[str, str] | None = None,
     innodb_metrics: dict[str, int] | None = None,
+    notes: list[str] | None = None,
 ) -> bool:
-    """Write one poll. Returns False when (server, ts) was already stored (a redelivery)."""
+    """Write one poll. Returns False when (server, ts) was already stored (a redelivery). A field
+    its column cannot hold is stored NULL, with a line in `notes` (see fit_to_columns)."""
     fields = sample_fields_from_status(status)
     fields.update(sample_fields_from_global_status(global_status or {}))
     fill_missing_from_global_status(fields, global_status or {})
     fields.update(sample_fields_from_innodb_metrics(innodb_metrics or {}))
     raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=zlib.compress(raw_text.encode(), 6))
     waits = semaphore_rows(server, ts, status)
-    return _write_with_partitions({ts}, lambda: _insert_once(sample_row(server.pk, ts, **fields), raw, waits))
+    row = sample_row(server.pk, ts, **fields)
+    return _write_with_partitions({ts}, lambda: _insert_once(row, raw, waits, notes))
 
 
-def _insert_once(row: dict[str, Any], raw: RawStatus, waits: list[SemaphoreWaitSample]) -> bool:
+def _insert_once(row: dict[str, Any], raw: RawStatus, waits: list[SemaphoreWaitSample],
+                 notes: list[str] | None) -> bool:
     with transaction.atomic():
         # The sample row decides: if it was there already, this poll is a redelivery.
-        if not _insert_rows([row], 1):
+        if not _fitting(_insert_rows, [row], 1, notes):
             return False
         RawStatus.objects.bulk_create([raw], ignore_conflicts=True)
         SemaphoreWaitSample.objects.bulk_create(waits, ignore_conflicts=True)
@@ -270,4 +318,12 @@ def _write_with_partitions(timestamps, write):
 
 SAMPLE_COLUMNS: list[str] = [f.column for f in InnodbSample._meta.concrete_fields]
 _COLUMN_DEFAULTS: dict[str, Any] = {"complete": True, "warnings": 0}
+_INT_TYPES: dict[str, str] = {
+    f.column: f.db_type(connection) for f in InnodbSample._meta.concrete_fields
+    if f.get_internal_type() in ("SmallIntegerField", "IntegerField", "BigIntegerField")
+}
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    f.column: connection.ops.integer_field_range(f.get_internal_type()) for f in InnodbSample._meta.concrete_fields
+    if f.column in _INT_TYPES
+}
 COPY_THRESHOLD = 500

@@ -107,12 +107,23 @@ class CollectorRun(models.Model):
 
 
 def _bigint() -> models.BigIntegerField:
+    """LSNs, bytes, cumulative counters, trx ids: anything that can pass 2^31."""
     return models.BigIntegerField(null=True)
+
+
+def _int() -> models.IntegerField:
+    """Values bounded by design: buffer-pool page counts (2^31 16 KiB pages = 32 TiB), thread and
+    transaction counts, pending I/Os, seconds (2^31 s = 68 years). 4 bytes instead of 8; a value
+    that does not fit is stored NULL with a warning (dashboard.ingest.fit_to_columns)."""
+    return models.IntegerField(null=True)
 
 
 class InnodbSample(models.Model):
     """One poll of one server: SHOW ENGINE INNODB STATUS plus the SHOW GLOBAL STATUS counters
-    read in the same poll. Cumulative counters are stored raw; rates are derived."""
+    read in the same poll. Cumulative counters are stored raw; rates are derived.
+
+    The table's columns are not in this order: migration 0008 laid them out 8-byte first, then
+    4, 2, 1 (no alignment padding whichever are NULL). A field added later goes last; that is fine."""
 
     pk = models.CompositePrimaryKey("server", "ts")
     server = models.ForeignKey(Server, on_delete=models.CASCADE, db_index=False)
@@ -130,25 +141,25 @@ class InnodbSample(models.Model):
     max_checkpoint_age_bytes = _bigint()
     checkpoint_age_target_bytes = _bigint()
     log_ios_done = _bigint()
-    pending_log_writes = _bigint()
-    pending_checkpoint_writes = _bigint()
+    pending_log_writes = _int()
+    pending_checkpoint_writes = _int()
     # TRANSACTIONS
     history_list_length = _bigint()
-    trx_count = _bigint()
-    trx_active = _bigint()
-    trx_oldest_active_s = _bigint()
-    lock_waits = _bigint()
+    trx_count = _int()
+    trx_active = _int()
+    trx_oldest_active_s = _int()
+    lock_waits = _int()
     # BUFFER POOL AND MEMORY (totals)
-    pages_total = _bigint()
-    pages_free = _bigint()
-    pages_data = _bigint()
-    pages_dirty = _bigint()
+    pages_total = _int()
+    pages_free = _int()
+    pages_data = _int()
+    pages_dirty = _int()
     pages_read = _bigint()
     pages_created = _bigint()
     pages_written = _bigint()
-    pending_reads = _bigint()
-    pending_writes_lru = _bigint()
-    pending_writes_flush_list = _bigint()
+    pending_reads = _int()
+    pending_writes_lru = _int()
+    pending_writes_flush_list = _int()
     # ROW OPERATIONS
     rows_inserted = _bigint()
     rows_updated = _bigint()
@@ -164,14 +175,14 @@ class InnodbSample(models.Model):
     os_file_reads = _bigint()
     os_file_writes = _bigint()
     os_fsyncs = _bigint()
-    pending_fsyncs_log = _bigint()
-    pending_fsyncs_buffer_pool = _bigint()
+    pending_fsyncs_log = _int()
+    pending_fsyncs_buffer_pool = _int()
     # SHOW GLOBAL STATUS, same poll
-    uptime_s = _bigint()
+    uptime_s = _int()
     com_commit = _bigint()
     com_rollback = _bigint()
     questions = _bigint()
-    threads_running = _bigint()
+    threads_running = _int()
     innodb_os_log_written = _bigint()
     innodb_buffer_pool_pages_flushed = _bigint()
     innodb_data_written = _bigint()

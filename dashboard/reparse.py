@@ -38,7 +38,7 @@ def reparse(server: Server, since: dt.datetime, until: dt.datetime | None = None
 
 
 def _store_reparsed(server: Server, raw: RawStatus, status) -> None:
-    fields = ingest.sample_fields_from_status(status)
+    fields = ingest.fit_to_columns([ingest.sample_fields_from_status(status)])[0]
     with transaction.atomic():
         InnodbSample.objects.filter(server=server, ts=raw.ts).update(
             **{k: v for k, v in fields.items() if k in _TEXT_COLUMNS and v is not None}

@@ -1,0 +1,70 @@
+"""`python -m bench.storage_only`: the bytes-per-value figure alone, with where the bytes go.
+
+Same method as `make bench` (30 days × 10 s of one server's history from dashboard/history.py, then
+bench/storage.py's bytes_per_value), in its own database `innowatch_bench_storage` so it never
+collides with a page-speed or full run using innowatch_bench. `--merge` writes the storage figures
+(and `bytes_per_value_before` = the figure it replaces) into bench/results/latest.json, keeping the
+rest; the docs table is then regenerated from that file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import benchdb  # noqa: E402
+
+DB_NAME = "innowatch_bench_storage"
+KEYS = ("history_30d_rows", "sample_rows", "sample_table_bytes", "values_per_row", "bytes_per_row", "bytes_per_value")
+
+
+def measure() -> dict:
+    benchdb.use_bench_database(DB_NAME)
+    import django
+
+    django.setup()
+    benchdb.migrate()
+    from bench import storage
+    from dashboard.history import generate_history
+
+    now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+    result = generate_history(1, 30, 10, now - dt.timedelta(days=30), prefix="bench30d")
+    out = {"history_30d_rows": result["rows"], **storage.bytes_per_value()}
+    out["breakdown"] = storage.breakdown()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--merge", action="store_true", help="merge the figures into bench/results/latest.json")
+    args = parser.parse_args()
+    began = time.perf_counter()
+    figures = measure()
+    print(json.dumps(figures, indent=1, default=str))
+    if args.merge:
+        from bench.run import DOC, RESULTS, TARGETS, _met
+        from bench.report import write_doc
+
+        path = RESULTS / "latest.json"
+        latest = json.loads(path.read_text())
+        latest["bytes_per_value_before"] = latest.get("bytes_per_value")
+        latest["bytes_per_row_before"] = latest.get("bytes_per_row")
+        latest.update({k: figures[k] for k in KEYS})
+        latest["storage_breakdown"] = figures["breakdown"]
+        latest["storage_date"] = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0).isoformat()
+        latest["storage_seconds"] = time.perf_counter() - began
+        latest["targets"] = {k: {"target": t, "kind": kind, "met": _met(latest.get(k), t, kind)}
+                             for k, (t, kind) in TARGETS.items()}
+        path.write_text(json.dumps(latest, indent=1, default=str) + "\n")
+        write_doc(DOC, latest)
+
+
+if __name__ == "__main__":
+    main()
