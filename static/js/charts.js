@@ -60,18 +60,25 @@
     (spec.derived || []).forEach((d) => names.push(...d.inputs));
     return Array.from(new Set(names));
   }
-  // Gauges share one request (one scan of the range); each chart with rates gets its own, so
-  // the cheap charts draw while derived rates are still being computed.
+  // Gauges share one request (one scan of the range), sent first: most charts need one (a series
+  // or a derived input), and the server's workers answer in the order asked. Each chart with rates
+  // gets its own request, and a chart that needs no gauge draws as soon as its own data is in.
   function fetchAll(range, points) {
-    const gauges = new Set(), perChart = new Map();
+    const gauges = new Set(), own = new Map();
     charts.forEach(({ spec }) => {
-      const own = chartMetrics(spec).filter((m) => spec.separate_fetch || cfg.kinds[m] !== "gauge");
-      chartMetrics(spec).filter((m) => !own.includes(m)).forEach((m) => gauges.add(m));
-      if (own.length) perChart.set(spec.id, getJSON(seriesUrl(own, range, points)));
+      const names = chartMetrics(spec);
+      const mine = names.filter((m) => spec.separate_fetch || cfg.kinds[m] !== "gauge");
+      names.filter((m) => !mine.includes(m)).forEach((m) => gauges.add(m));
+      own.set(spec.id, mine);
     });
-    const shared = gauges.size ? getJSON(seriesUrl(Array.from(gauges), range, points)) : Promise.resolve({ metrics: {} });
-    return charts.map(({ spec }) => Promise.all([shared, perChart.get(spec.id) || Promise.resolve({ metrics: {} })])
-      .then(([a, b]) => Object.assign({}, a.metrics, b.metrics)));
+    const shared = gauges.size ? getJSON(seriesUrl(Array.from(gauges), range, points)) : null;
+    const none = Promise.resolve({ metrics: {} });
+    return charts.map(({ spec }) => {
+      const mine = own.get(spec.id);
+      const needsShared = shared && chartMetrics(spec).length > mine.length;
+      return Promise.all([needsShared ? shared : none, mine.length ? getJSON(seriesUrl(mine, range, points)) : none])
+        .then(([a, b]) => Object.assign({}, a.metrics, b.metrics));
+    });
   }
   async function fetchAnnotations(range) {
     const url = cfg.annotations_url + "?server=" + cfg.server_id + "&start=" + new Date(range[0]).toISOString() +
