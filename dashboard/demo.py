@@ -26,10 +26,14 @@ from django.conf import settings
 
 from collectors.tasks import poll_once
 from dashboard import alerting, effects
-from dashboard.models import AlertEvent, AlertRule, Annotation, Server
+from dashboard.models import AlertEvent, AlertRule, AlertState, Annotation, Server
 
 DEMO_DB = "innowatch_demo"
-TABLES, TABLE_SIZE, THREADS, RATE = 8, 200_000, 8, 220
+TABLES, TABLE_SIZE, THREADS = 8, 200_000, 8
+# (seconds after the start, tx/s): 100, then 160, then 220 tx/s, as in the capture. At 220 tx/s from
+# the start the age shoots through the warning line into the async point within a minute, and
+# there flushing is already "furious": switching adaptive flushing ON then changes nothing.
+LOADS = ((0, 100), (90, 60), (230, 60))
 ALERT = "checkpoint-age-near-async"  # built-in rule (migration 0003)
 DRAINED_BYTES = 6 * 1024**2  # where the capture's OFF phase started
 START_SETTINGS = {
@@ -134,12 +138,41 @@ def evaluate_alerts(server: Server, now: dt.datetime) -> None:
 
 
 def alert_firing(server: Server, rule_name: str, since: dt.datetime) -> bool:
-    last = AlertEvent.objects.filter(server=server, rule__name=rule_name, ts__gte=since).order_by("-ts").first()
-    return last is not None and last.state == "firing"
+    """Firing, and fired during this demo: a state still firing from an earlier run does not count."""
+    return AlertState.objects.filter(server=server, rule__name=rule_name, state="firing",
+                                     firing_since__gte=since.timestamp()).exists()
+
+
+class Workload:
+    """The sysbench processes of LOADS, each started at its offset and all stopped together."""
+
+    def __init__(self, admin: dict, duration_s: float, log_path: Path, say: Callable[[str], None]):
+        self.admin, self.duration_s, self.log_path, self.say = admin, duration_s, log_path, say
+        self.pending = list(LOADS)
+        self.processes: list[subprocess.Popen] = []
+        self.started = time.monotonic()
+        self.rate = 0
+
+    def start_due(self) -> None:
+        elapsed = time.monotonic() - self.started
+        while self.pending and self.pending[0][0] <= elapsed:
+            _, rate = self.pending.pop(0)
+            self.rate += rate
+            with self.log_path.open("a") as log:
+                args = sysbench_args(self.admin, "run", f"--rate={rate}", f"--time={int(self.duration_s - elapsed) + 30}",
+                                     "--report-interval=10")
+                self.processes.append(subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT))
+            self.say(f"{dt.datetime.now(dt.UTC):%H:%M:%S}  sysbench oltp_write_only now at {self.rate} tx/s")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
 
 
 def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval_s: float,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], workload: Workload | None = None) -> None:
     """Poll (and evaluate alerts) every `interval_s` while applying `steps`, then `tail_s` more."""
     since = dt.datetime.now(dt.UTC)
     pending = list(steps)
@@ -148,6 +181,8 @@ def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval
     force = False
     while end_at is None or time.monotonic() < end_at:
         tick = time.monotonic()
+        if workload is not None:
+            workload.start_due()
         if pending:
             step = pending[0]
             fired = step.on_alert and alert_firing(server, step.on_alert, since)
@@ -194,7 +229,8 @@ def run_demo(server: Server, admin: dict, *, phase_s: float = 180, interval_s: f
     original = read_globals(cur, list(START_SETTINGS) + ["innodb_io_capacity_max"])
     log_path = Path(settings.BASE_DIR) / "var" / "demo-sysbench.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    load = None
+    log_path.write_text("")
+    workload = None
     since = dt.datetime.now(dt.UTC)
     try:
         say("demo settings: " + ", ".join(f"{k}={v}" for k, v in START_SETTINGS.items()))
@@ -203,16 +239,13 @@ def run_demo(server: Server, admin: dict, *, phase_s: float = 180, interval_s: f
         drain_redo_log(cur, say)
         steps = schedule(phase_s)
         longest = sum(step.after_s for step in steps) + phase_s
-        with log_path.open("w") as log:
-            load = subprocess.Popen(sysbench_args(admin, "run", f"--rate={RATE}", f"--time={int(longest) + 30}",
-                                                  "--report-interval=10"), stdout=log, stderr=subprocess.STDOUT)
-        say(f"sysbench oltp_write_only at {RATE} tx/s, at most {longest:.0f} s (log: {log_path})")
+        say(f"at most {longest:.0f} s of sysbench (log: {log_path})")
         poll_once(server)  # the first snapshot, so the next diff has a baseline
-        run_schedule(server, cur, steps, phase_s, interval_s, say)
+        workload = Workload(admin, longest, log_path, say)
+        run_schedule(server, cur, steps, phase_s, interval_s, say, workload)
     finally:
-        if load is not None and load.poll() is None:
-            load.terminate()
-            load.wait(timeout=30)
+        if workload is not None:
+            workload.stop()
         say("restoring: " + ", ".join(f"{k}={v}" for k, v in original.items()))
         apply_settings(cur, {k: v for k, v in original.items() if k != "innodb_io_capacity_max"})
         conn.close()

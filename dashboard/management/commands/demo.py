@@ -19,6 +19,10 @@ class Command(BaseCommand):
         target = Server.objects.filter(name=server).first()
         if target is None:
             raise CommandError(f"no server named {server!r}; run `manage.py setup_local` first")
+        def say(line: str) -> None:
+            self.stdout.write(line)
+            self.stdout.flush()  # progress shows as it happens, also when piped to a file
+
         lines = demo.run_demo(target, local_setup.admin_conn_kwargs_from_env(), phase_s=phase_seconds,
-                              interval_s=interval, say=self.stdout.write)
+                              interval_s=interval, say=say)
         self.stdout.write("\n".join(["", "Detected changes and their effects:", *lines]))
