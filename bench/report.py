@@ -54,8 +54,10 @@ def table(f: dict) -> str:
          _f(f.get("overview_p95_ms"), 1), f"`/api/v1/servers`: {_f(f.get('servers_api_p95_ms'), 1)} ms p95",
          "≤ 500 ms", _mark(f, "overview_p95_ms")),
         ("`bytes_per_value` (InnoDB sample table incl. indexes)", _f(f.get("bytes_per_value"), 1),
-         f"{_f(f.get('bytes_per_row'))} B/row, {_f(f.get('values_per_row'), 1)} values/row", "≤ 10 B",
-         _mark(f, "bytes_per_value")),
+         f"{_f(f.get('bytes_per_row'))} B/row, {_f(f.get('values_per_row'), 1)} values/row" + (
+             f"; before (0007 layout, same method, same day): {_f(f['bytes_per_value_before'], 1)} B, "
+             f"{_f(f.get('bytes_per_row_before'))} B/row" if f.get("bytes_per_value_before") else ""),
+         "≤ 10 B", _mark(f, "bytes_per_value")),
         ("`polls_per_s` (one worker process, 50 servers)", _f(f.get("polls_per_s"), 1),
          f"bare `SHOW ENGINE INNODB STATUS` {_f(f.get('status_round_trip_ms'), 2)} ms; "
          f"connect + status {_f(f.get('connect_and_status_ms'), 2)} ms", "", ""),
@@ -81,6 +83,9 @@ def table(f: dict) -> str:
     lines.append("")
     pages = (f" Page-speed figures re-measured alone (`python -m bench.run --only pages`) at {f['pages_date']}."
              if f.get("pages_date") else "")
+    if f.get("storage_date"):
+        pages += (f" Storage figures (bytes per value, 30-day history) re-measured alone "
+                  f"(`python -m bench.storage_only --merge`) at {f['storage_date']}.")
     lines.append(f"Run of {f.get('date')}, Python {f.get('python')}, {f.get('machine')}, {f.get('cpus')} CPUs, "
                  f"{_f(f.get('bench_seconds'))} s in all.{pages} Raw figures: `bench/results/latest.json`.")
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 Same method as `make bench` (30 days × 10 s of one server's history from dashboard/history.py, then
 bench/storage.py's bytes_per_value), in its own database `innowatch_bench_storage` so it never
 collides with a page-speed or full run using innowatch_bench. `--merge` writes the storage figures
-(and `bytes_per_value_before` = the figure it replaces) into bench/results/latest.json, keeping the
+(and `bytes_per_value_before` = the figure it replaces, or --before-value) into bench/results/latest.json, keeping the
 rest; the docs table is then regenerated from that file.
 """
 
@@ -41,27 +41,48 @@ def measure() -> dict:
     return out
 
 
+def merge(latest: dict, figures: dict, before_value: float | None = None, before_row: float | None = None) -> dict:
+    """latest.json's figures with the storage ones replaced, the figure they replace kept as `_before`."""
+    from bench.run import TARGETS, _met
+
+    extra = {"bytes_per_value_before": before_value or latest.get("bytes_per_value"),
+             "bytes_per_row_before": before_row or latest.get("bytes_per_row"),
+             "storage_breakdown": figures["breakdown"], "storage_date": figures["date"],
+             "storage_seconds": figures["seconds"]}
+    latest = {**latest, **{k: figures[k] for k in KEYS}}
+    # Beside the storage figures, so a merge touches only those lines of the file.
+    merged = {}
+    for key, value in latest.items():
+        if key not in extra:
+            merged[key] = value
+        if key == "bytes_per_value":
+            merged.update(extra)
+    merged["targets"] = {k: {"target": t, "kind": kind, "met": _met(merged.get(k), t, kind)}
+                         for k, (t, kind) in TARGETS.items()}
+    return merged
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--merge", action="store_true", help="merge the figures into bench/results/latest.json")
+    parser.add_argument("--before-value", type=float, help="the before figure (default: latest.json's)")
+    parser.add_argument("--before-row", type=float, help="bytes per row before (default: latest.json's)")
+    parser.add_argument("--figures", type=Path, help="merge these saved figures instead of measuring")
     args = parser.parse_args()
-    began = time.perf_counter()
-    figures = measure()
+    if args.figures:
+        figures = json.loads(args.figures.read_text())
+    else:
+        began = time.perf_counter()
+        figures = measure()
+        figures["date"] = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0).isoformat()
+        figures["seconds"] = time.perf_counter() - began
     print(json.dumps(figures, indent=1, default=str))
     if args.merge:
-        from bench.run import DOC, RESULTS, TARGETS, _met
         from bench.report import write_doc
+        from bench.run import DOC, RESULTS
 
         path = RESULTS / "latest.json"
-        latest = json.loads(path.read_text())
-        latest["bytes_per_value_before"] = latest.get("bytes_per_value")
-        latest["bytes_per_row_before"] = latest.get("bytes_per_row")
-        latest.update({k: figures[k] for k in KEYS})
-        latest["storage_breakdown"] = figures["breakdown"]
-        latest["storage_date"] = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0).isoformat()
-        latest["storage_seconds"] = time.perf_counter() - began
-        latest["targets"] = {k: {"target": t, "kind": kind, "met": _met(latest.get(k), t, kind)}
-                             for k, (t, kind) in TARGETS.items()}
+        latest = merge(json.loads(path.read_text()), figures, args.before_value, args.before_row)
         path.write_text(json.dumps(latest, indent=1, default=str) + "\n")
         write_doc(DOC, latest)
 
