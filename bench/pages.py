@@ -156,10 +156,12 @@ def _measure(browser, state: dict, load, loads: int) -> tuple[list, list]:
 
 def _measure_in_turn(browser, state: dict, loads: int, variants: dict) -> dict[str, tuple[list, list]]:
     """Per variant (name: (load, context setup or None)), `loads` cold loads, each in a fresh
-    context, and a warm reload after each; one load of each variant per round."""
+    context, and a warm reload after each; one load of each variant per round, in reverse order every
+    other round so that none always follows the same one."""
     runs: dict[str, tuple[list, list]] = {name: ([], []) for name in variants}
-    for _ in range(loads):
-        for name, (load, setup) in variants.items():
+    for round_ in range(loads):
+        order = list(variants.items())
+        for name, (load, setup) in order[::-1] if round_ % 2 else order:
             context = browser.new_context(storage_state=state, viewport={"width": 1400, "height": 900})
             if setup:
                 setup(context)
@@ -200,6 +202,8 @@ def page_figures(server_id: int, series_metrics: list[str], start, end, loads: i
             })
             for name, (cold, warm) in runs.items():
                 out.update(_summary(name, cold, warm))
+                out[f"{name}_cold_samples_ms"] = [round(t) for t in cold]
+                out[f"{name}_warm_samples_ms"] = [round(t) for t in warm]
             out.update(_summary("overview_page", *_measure(browser, state, lambda p: _overview(p, base + "/"), loads)))
             page_js = _page_plotly()
             out["server_page_plotly"] = page_js

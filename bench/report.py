@@ -18,6 +18,16 @@ def _mark(figures: dict, key: str) -> str:
     return {True: "met", False: "**missed**", None: "n/a"}[met]
 
 
+def _before(f: dict, kind: str) -> str:
+    """The server page as before the second page-speed round, from the same run, and the ratio."""
+    p50, p95 = f.get(f"server_page_30d_before_{kind}_p50_ms"), f.get(f"server_page_30d_before_{kind}_p95_ms")
+    if p50 is None or p95 is None:
+        return ""
+    now50, now95 = f[f"server_page_30d_{kind}_p50_ms"], f[f"server_page_30d_{kind}_p95_ms"]
+    return (f"page before this round: {_f(p50)} / {_f(p95)} → {p50 / now50:.2f}× / {p95 / now95:.2f}× "
+            f"faster now; ")
+
+
 def table(f: dict) -> str:
     rows = [
         ("`ingest_samples_per_s` (batches of 5,000)", _f(f.get("ingest_samples_per_s")),
@@ -33,14 +43,14 @@ def table(f: dict) -> str:
          f"{_f(f.get('series_from_1m_p50_ms'), 1)} ms → {_f(f.get('series_15m_speedup_p95'), 2)}× at p95", "", ""),
         ("server page interactive, 30 days, cold p50 / p95 (ms)",
          f"{_f(f.get('server_page_30d_cold_p50_ms'))} / {_f(f.get('server_page_30d_cold_p95_ms'))}",
-         f"same page with the full plotly.js: {_f(f.get('server_page_30d_full_plotly_cold_p50_ms'))} / "
+         f"{_before(f, 'cold')}same page with the full plotly.js: {_f(f.get('server_page_30d_full_plotly_cold_p50_ms'))} / "
          f"{_f(f.get('server_page_30d_full_plotly_cold_p95_ms'))}; blank page + plotly.js basic: "
          f"{_f(f.get('plotly_only_page_cold_p50_ms'))} / {_f(f.get('plotly_only_page_cold_p95_ms'))}, + full: "
          f"{_f(f.get('plotly_full_only_page_cold_p50_ms'))} / {_f(f.get('plotly_full_only_page_cold_p95_ms'))}",
          "≤ 1,500 ms", _mark(f, "server_page_30d_cold_p95_ms")),
         ("server page interactive, 30 days, warm p50 / p95 (ms)",
          f"{_f(f.get('server_page_30d_warm_p50_ms'))} / {_f(f.get('server_page_30d_warm_p95_ms'))}",
-         f"full plotly.js: {_f(f.get('server_page_30d_full_plotly_warm_p50_ms'))} / "
+         f"{_before(f, 'warm')}full plotly.js: {_f(f.get('server_page_30d_full_plotly_warm_p50_ms'))} / "
          f"{_f(f.get('server_page_30d_full_plotly_warm_p95_ms'))}; plotly.js basic alone: "
          f"{_f(f.get('plotly_only_page_warm_p50_ms'))} / {_f(f.get('plotly_only_page_warm_p95_ms'))}; "
          f"series API alone in the browser: {_f(f.get('series_api_in_browser_p50_ms'))} / "
