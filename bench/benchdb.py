@@ -13,7 +13,9 @@ def use_bench_database(name: str = BENCH_DB, keep: bool = False) -> bool:
     import psycopg2
 
     os.environ["INNOWATCH_DB_NAME"] = name
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+    # Always the production settings: started from pytest, settings_test (its own queue and
+    # Redis DB) would otherwise reach the worker and beat the bench starts, and they would not meet.
+    os.environ["DJANGO_SETTINGS_MODULE"] = "dashboard.settings"
     params = {
         "host": os.environ.get("INNOWATCH_DB_HOST", "127.0.0.1"),
         "port": int(os.environ.get("INNOWATCH_DB_PORT", "5432")),
