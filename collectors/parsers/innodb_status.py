@@ -405,7 +405,10 @@ _InnodbStatus = _builder(InnodbStatus)
 # int() with thousands of digits. A rule without groups recognises a line we deliberately skip
 # (per-second averages: never trusted, see DESIGN.md).
 
-_Table = tuple[dict[str, "re.Pattern[str]"], "re.Pattern[str]", dict[str, tuple[str, ...]]]
+_Table = tuple[
+    dict[str, "re.Pattern[str]"], "re.Pattern[str]", dict[str, tuple[str, ...]],
+    tuple[tuple["re.Pattern[str]", tuple[str, ...]], ...],
+]
 _SPECIAL = set("\\()[]{}.*+?|^$")
 
 
@@ -425,31 +428,127 @@ def _first_chars(pattern: str) -> str | None:
     return None
 
 
-def _table(*rules: tuple[str, str]) -> _Table:
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|``."""
+    parts, depth, start, escaped, in_class = [], 0, 0, False, False
+    for i, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+    return [*parts, pattern[start:]]
+
+
+def _starts(pattern: str) -> tuple[str, bool] | None:
+    """The ASCII characters a match of ``pattern`` can start with, and whether it can also start with
+    a character outside them (``\\d`` matches other scripts' digits); None when not simply known."""
+    chars, other = "", False
+    for part in _alternatives(pattern):
+        if part.startswith((r"\d", r"[\d.]")):
+            if part[part.index("d") + (3 if part[0] == "[" else 1):][:1] in ("?", "*", "{"):
+                return None
+            chars, other = chars + "0123456789" + ("." if part[0] == "[" else ""), True
+            continue
+        klass = re.match(r"\[((?:\w-\w|\w)+)\][+]?", part)  # [0-9A-F]+
+        if klass is not None and klass.group(1).isascii() and part[klass.end():][:1] not in ("?", "*", "{"):
+            spans = re.findall(r"(\w)-(\w)|(\w)", klass.group(1))
+            chars += "".join(c or "".join(map(chr, range(ord(a), ord(b) + 1))) for a, b, c in spans)
+            continue
+        if part[:1] == "(":  # a group: what it starts with, and what follows when it is optional
+            depth = 0
+            for end, char in enumerate(part):
+                if char in "()" and part[end - 1 : end] != "\\":
+                    depth += 1 if char == "(" else -1
+                    if depth == 0:
+                        break
+            else:
+                return None
+            inner = re.sub(r"^\((?:\?P<\w+>|\?:)?", "", part[:end])
+            first, after = _starts(inner) if inner else None, part[end + 1:]
+        elif part[:1] and (part[0] not in _SPECIAL or part[:2] in ("\\(", "\\*", "\\-")):
+            size = 2 if part[0] == "\\" else 1
+            first, after = (part[size - 1], False), part[size:]
+        else:
+            return None
+        if first is None:
+            return None
+        chars, other = chars + first[0], other or first[1]
+        if after[:1] in ("?", "*") or after[:3] == "{0,":  # optional: the rest can start the line too
+            rest = re.sub(r"^(?:[?*]|\{0,\d*\})\??", "", after)
+            more = _starts(rest) if rest else None
+            if more is None:
+                return None
+            chars, other = chars + more[0], other or more[1]
+    return "".join(sorted(set(chars))), other
+
+
+def _table(*rules: tuple[str, str], layouts: tuple[str, ...] = ()) -> _Table:
     """Compile rules into one alternation per possible first character of a line (plus a default).
 
-    Python's re tries alternatives one by one, so a line is only matched against the few rules
-    that can start with its first character: a dict lookup and one short regex per line.
+    Python's re tries alternatives one by one, so a line is only matched against the rules that
+    can start with its first character: a dict lookup and one short regex per line. The rules
+    keep the order they always had in each alternation (the rules _first_chars knows the start
+    of, then the others), so a line two rules match goes to the same rule as before.
+
+    ``layouts`` are the orders in which servers print a section's lines (rule names; ``name*``
+    for a rule without groups that may repeat): each becomes one regex over the whole section
+    with every line optional, which _scan tries first. Its groups() are all the values at once,
+    and as it must match up to the end, every line was recognised.
     """
-    by_char: dict[str, list[str]] = {}
-    fallback: list[str] = []
+    by_char: dict[str, list[tuple[str, tuple[str, bool] | None]]] = {}
+    fallback: list[tuple[str, tuple[str, bool] | None]] = []
     groups = {}
+    patterns: dict[str, str] = {}
+    rules_: list[tuple[str, tuple[str, bool] | None]] = []
     for name, pattern in rules:
-        pattern = pattern.replace(r"\d+", r"\d{1,20}")
-        chars = _first_chars(pattern)
+        starts = _starts(pattern)
+        bounded = pattern.replace(r"\d+", r"\d{1,20}")
+        chars = _first_chars(bounded)
         # R_: rule names never clash with field names
-        alternative = f"(?P<R_{name}>{pattern})"
-        groups[f"R_{name}"] = tuple(re.compile(pattern).groupindex)
+        rule = (f"(?P<R_{name}>{bounded})", starts)
+        patterns[name] = bounded
+        groups[f"R_{name}"] = tuple(re.compile(bounded).groupindex)
+        rules_.append(rule)
         if chars is None:
-            fallback.append(alternative)
+            fallback.append(rule)
         else:
             for char in chars:
-                by_char.setdefault(char, []).append(alternative)
+                by_char.setdefault(char, []).append(rule)
 
     def compile_(parts: list[str]) -> re.Pattern[str]:
-        return re.compile("(?:" + "|".join(parts) + r")\s*$")
+        return re.compile("(?:" + "|".join(parts or ["(?!)"]) + r")\s*$")
 
-    return {c: compile_(p + fallback) for c, p in by_char.items()}, compile_(fallback or ["(?!)"]), groups
+    keys = {c for _, starts in fallback if starts is not None for c in starts[0]} | by_char.keys()
+    lists = {c: [alt for alt, starts in by_char.get(c, []) + fallback if starts is None or c in starts[0]] for c in keys}
+    default_list = [alt for alt, starts in fallback if starts is None or starts[1]]
+    table = {c: compile_(alts) for c, alts in lists.items()}
+    default = compile_(default_list)
+    sequences = []
+    for layout in layouts:
+        parts = []
+        for word in layout.split():
+            name = word.rstrip("*")
+            line = patterns[name].replace(r"\s", r"[^\S\n]").replace("[^", "[^\n")
+            # the first characters that send a line to this rule, as the per-line dict does
+            alt = next(alt for alt, _ in rules_ if alt.startswith(f"(?P<R_{name}>"))
+            chars = re.escape("".join(sorted(c for c in keys if alt in lists[c])))
+            if alt in default_list:
+                start = f"(?:(?=[{chars}])|(?![{re.escape(''.join(sorted(keys)))}]))" if chars else ""
+            else:
+                start = f"(?=[{chars}])"
+            parts.append(f"(?:{start}(?:{line})[^\\S\\n]*\\n){'*+' if word.endswith('*') else '?+'}")
+        sequence = re.compile("".join(parts) + r"(?:[^\S\n]*\n)*+\Z")
+        sequences.append((sequence, tuple(sorted(sequence.groupindex, key=sequence.groupindex.__getitem__))))
+    return table, default, groups, tuple(sequences)
 
 
 _LSN = r"\d+(?: \d+)?"  # 5.0 and builtin 5.1 print "high low"
@@ -463,6 +562,9 @@ _BACKGROUND = _table(
      r"(?P<ten_second>\d+) 10_second, (?P<background>\d+) background, (?P<flush>\d+) flush"),
     ("flushes", r"srv_master_thread log flush and writes: (?P<log_flush_and_writes>\d+)(?: +log writes only: \d+)?"),
     ("flush_kinds", r"srv_master_thread log flush: \d+ sync, \d+ async|fsync callers: .*"),  # Percona 5.0/5.1
+    layouts=(
+        "loops_new loops_mariadb loops_old flushes flush_kinds*",
+    ),
 )
 
 _SEMAPHORE_COUNTERS = _table(
@@ -483,6 +585,9 @@ _SEMAPHORE_COUNTERS = _table(
     ("sub_rule", r"-{3,}"),
     ("latch_info", r"RW-LATCH INFO|Total number of rw-locks \d+"),
     ("lock_wait_timeouts", r"Lock wait timeouts \d+"),  # Percona 5.0
+    layouts=(
+        "lock_wait_timeouts os_wait os_signal mutex rw_old rw_s rw_x rw_sx per_wait",
+    ),
 )
 
 _SEMAPHORE_WAIT = _table(
@@ -499,6 +604,9 @@ _SEMAPHORE_WAIT = _table(
     ("reserved", r"Last time reserved (?:by thread (?P<holder_thread_id_b>\d+) )?in file .+ line \d+"
      r"(?:, waiters flag (?P<waiters_flag_c>\d+))?"),
     ("ending", r"wait is ending|wait has ended"),
+    layouts=(
+        "rw_latch mutex writer readers waiters last_read last_write reserved ending",
+    ),
 )
 
 _WAIT_START = re.compile(
@@ -515,6 +623,9 @@ _TRX_HEAD = _table(
     ("hll", r"(?:idle )?History list length (?P<history_list_length>\d+)"),
     ("hash_locks", r"Total number of lock structs in row lock hash table (?P<lock_structs_in_hash_table>\d+)"),
     ("list", r"LIST OF TRANSACTIONS FOR EACH SESSION:"),
+    layouts=(
+        "counter purge hll hash_locks list",
+    ),
 )
 
 _TRX_START = re.compile(
@@ -547,10 +658,15 @@ _FILE_IO = _table(
     ("fsync_callers", r"fsync callers: .*"),  # Percona 5.1
     ("preads", r"(?P<pending_preads>\d+) pending preads, (?P<pending_pwrites>\d+) pending pwrites"),
     _RATE_LINE,
+    layouts=(
+        "aio aio2 fsync fsync_total os preads rate*",
+    ),
 )
 _IO_PURPOSE = re.compile(r"(.*?)\s*\(([^()]*)\)(?:.*)$")
 _IO_THREAD = re.compile(r"I/O thread (\d{1,19}) state: (.*?)\s*\(([^()]*)\)(?:.*)$")
-_IO_THREADS = re.compile(r"^I/O thread (\d{1,19}) state: (.*?)[^\S\n]*\(([^()\n]*)\).*$", re.MULTILINE)
+# (.*?) of the line pattern, without its slow lazy steps, when the first "(" opens the purpose:
+# the state runs to it, less the spaces before it; a line this does not take is read on its own
+_IO_THREADS = re.compile(r"^I/O thread (\d{1,19}) state: ((?:[^(\n]*[^(\s])?)[^\S\n]*\(([^()\n]*)\).*$", re.MULTILINE)
 
 _INSERT_BUFFER = _table(
     ("ibuf", r"Ibuf(?: for space \d+)?: size (?P<size>\d+), free list len (?P<free_list_len>\d+), "
@@ -585,6 +701,10 @@ _LOG = _table(
     ("ios", r"(?P<log_ios_done>\d+) log i/o's done, .*"),
     # Percona 5.1 diagnostic counters
     ("callers", r"(?:log sync callers|log sync syncers|fsync callers): .*"),
+    layouts=(
+        "lsn assigned completed written flushed dirty_added pages_flushed checkpoint min_file max_file max_age age_target modified_age age pending ios callers*",
+        "lsn assigned completed written flushed dirty_added pages_flushed checkpoint min_file max_file modified_age age max_age pending ios callers*",
+    ),
 )
 
 _BUFFER_POOL = _table(
@@ -614,6 +734,9 @@ _BUFFER_POOL = _table(
     ("read_view_mem", r"Total memory allocated by read views \d+"),  # Percona
     ("rule", r"-{3,}"),
     _RATE_LINE,
+    layouts=(
+        "mem_old mem read_view_mem hash_tables* dict_mem hash_tables* size size_bytes free data old dirty dirty_pct max_dirty pending_reads pending_writes young rate* pages rate* hit_rate no_gets read_ahead* lru io_sum rule*",
+    ),
 )
 _POOL_INSTANCE = re.compile(r"---BUFFER POOL (\d{1,20})\s*$")
 
@@ -635,23 +758,36 @@ _ROW_OPERATIONS = _table(
     ("oldest_view", r"---OLDEST VIEW---|Normal read view|Read view (?:low|up) limit trx (?:n:o|id) [0-9A-F]+"
      r"|Read view individually stored trx ids:|Read view trx id [0-9A-F]+|-{3,}|[0-9A-F]+(?: [0-9A-F]+)*"),
     _RATE_LINE,
+    layouts=(
+        "queries views rw_trx descriptors oldest_view* main_old main_new state_wrapped rows rate* sys_rows rate*",
+    ),
 )
 
 _HEADER = re.compile(
     r"\s*(\d{6} +\d{1,2}:\d\d:\d\d|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?: +(\S+))? +INNODB MONITOR OUTPUT\s*$"
 )
+_SPACES = re.compile(" +")
 _AVERAGES = re.compile(r"Per second averages calculated from the last (\d{1,20}) seconds")
 _WRAPPER = re.compile(
     r"\*+ \d+\. row \*+|\s*Type: InnoDB|\s*Name:.*|Status:\s*|mysql> .*|Type\s+Name\s+Status.*|InnoDB\s*|=+\s*"
 )
 _EVENT_TIME = re.compile(r"\s*(\d{6} +\d{1,2}:\d\d:\d\d|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
-_DEADLOCK_MARK = re.compile(r"^\*\*\* (?:(\(\d+\) TRANSACTION:)|WE ROLL BACK)", re.MULTILINE)
+# searched in "\n" + text, where a match starts where its line starts in the text: the literal
+# "\n*** " lets re skip ahead, where "^" in MULTILINE mode tries every position of a long dump
+_DEADLOCK_MARK = re.compile(r"\n\*\*\* (?:(\(\d+\) TRANSACTION:)|WE ROLL BACK)")
 _ROLLED_BACK = re.compile(r"\*\*\* WE ROLL BACK TRANSACTION \((\d+)\)")
 
 
 def _scan(lines: list[str], table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
     """Match every line against the section table; captured groups land in ``values``."""
-    by_char, default, groups = table
+    by_char, default, groups, sequences = table
+    if sequences:
+        text = "\n".join(lines) + "\n"
+        for sequence, names in sequences:
+            m = sequence.match(text)
+            if m is not None:
+                values.update({name: value for name, value in zip(names, m.groups()) if value is not None})
+                return
     get = by_char.get
     for line in lines:
         m = get(line[:1], default).match(line)
@@ -686,6 +822,10 @@ def _num(text: str | None) -> int | None:
 
 def _ints(values: dict[str, str], allowed: dict[str, str]) -> dict[str, int | None]:
     """Integer fields from captured text; ``name_b``/``name_c`` are other versions' spellings of ``name``."""
+    try:  # in one comprehension; reversed, so that of two spellings both printed the first one wins
+        return {allowed[name]: int(raw) for name, raw in reversed(values.items()) if name in allowed}
+    except ValueError:  # a two-word "high low" number (or one the loop below would not convert)
+        pass
     out: dict[str, int | None] = {}
     for name, raw in values.items():
         field = allowed.get(name)
@@ -718,7 +858,55 @@ def _parse_background(lines: list[str], unparsed: list[str]) -> BackgroundThread
 _SEMAPHORE_INTS = _int_fields(Semaphores)
 
 
+# each "--Thread N has waited" line (the usual form: a file name without spaces) and the lines up
+# to the next one, for one findall over a pile-up of thousands of waits; (\S+) where the line
+# rule has (.+) does not backtrack from the end of every line
+_WAITS = re.compile(
+    r"^--Thread (\d{1,20}) has waited at (\S+) line (\d{1,20}) for (\d{1,20}(?:\.\d{1,20})?) seconds the semaphore:"
+    r"([^\n]*)((?:\n(?!--Thread )[^\n]*)*)", re.MULTILINE
+)
+_COUNTER_PREFIXES = ("OS WAIT", "Mutex spin", "RW-s", "RW-excl", "Spin ")
+
+
 def _parse_semaphores(lines: list[str], unparsed: list[str]) -> Semaphores:
+    text = "\n".join(lines)
+    if "RW-LOCK: " in text or "Locked: " in text:  # 8.1+ RW-LATCH INFO: line by line
+        return _parse_semaphore_lines(lines, unparsed)
+    values: dict[str, str] = {}
+    first = 0 if text.startswith("--Thread ") else text.find("\n--Thread ") + 1
+    if not first and not text.startswith("--Thread "):  # no waits: the counters only
+        _scan(lines, _SEMAPHORE_COUNTERS, values, unparsed)
+        return _Semaphores(**_ints(values, _SEMAPHORE_INTS))
+    found = _WAITS.findall(text)
+    # a wait line the findall did not take (its file has a space, or it is garbled), or one
+    # where (.+) would have found a later " line N for S seconds the semaphore:"
+    if len(found) != text.count("\n--Thread ") + (first == 0) or any(
+        "seconds the semaphore:" in tail for _, _, _, _, tail, _ in found
+    ):
+        return _parse_semaphore_lines(lines, unparsed)
+    counter_lines = text[:first].split("\n")[:-1]
+    seen: dict[str, tuple[tuple[Any, ...], tuple[str, ...], list[str]]] = {}
+    waits: list[SemaphoreWait] = []
+    for thread_id, file, line, seconds, _, rest in found:
+        known = seen.get(rest)
+        if known is None:
+            wait_lines = rest.split("\n")[1:]
+            # counter lines printed after the waits are read with the counters
+            counters = [ln for ln in wait_lines if ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES)]
+            if counters:
+                wait_lines = [ln for ln in wait_lines if not (ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES))]
+            before = len(unparsed)
+            known = seen[rest] = (_wait_fields(wait_lines, unparsed), tuple(unparsed[before:]), counters)
+        else:
+            unparsed.extend(known[1])
+        if known[2]:
+            counter_lines.extend(known[2])
+        waits.append(_SemaphoreWait(int(thread_id), file, int(line), float(seconds), *known[0]))
+    _scan(counter_lines, _SEMAPHORE_COUNTERS, values, unparsed)
+    return _Semaphores(**_ints(values, _SEMAPHORE_INTS), waits=tuple(waits))
+
+
+def _parse_semaphore_lines(lines: list[str], unparsed: list[str]) -> Semaphores:
     values: dict[str, str] = {}
     waits: list[SemaphoreWait] = []
     held: list[HeldLatch] = []
@@ -822,7 +1010,7 @@ def _parse_deadlock(lines: list[str], unparsed: list[str]) -> Deadlock:
     """Each ``*** (N) TRANSACTION:`` block runs to the next ``***`` marker; found in the joined text
     by one regex scan, since a deadlock dump (lock bytes, long queries) can be most of a status."""
     text = "\n".join(lines)
-    marks = list(_DEADLOCK_MARK.finditer(text))
+    marks = list(_DEADLOCK_MARK.finditer("\n" + text))
     blocks: list[str] = []
     rolled_back = None
     for k, mark in enumerate(marks):
@@ -851,7 +1039,95 @@ def _transaction_ids(text: str | None, old_header: bool) -> tuple[int | None, st
     return int(text), "decimal"
 
 
+# every ---TRANSACTION block: the header's fields (as _TRX_START), then either the fields of the
+# usual idle session's one thread line (as _TRX_THREAD_LINE) or the text of the lines under it
+_TRXS = re.compile(
+    r"^---TRANSACTION (\(0x[0-9a-f]+\)|[0-9A-Fa-f]{1,20}(?: \d{1,20})?), "
+    r"(not started|ACTIVE(?: \(PREPARED\))?|[A-Z][A-Z ]*[A-Z])(?: (\d{1,20}) sec)?"
+    r"(?:, process no (\d{1,20}), OS thread id (\d{1,20}))?,? ?([^\n]*)$"
+    # one line under the header (checked first by a quick scan of it), the thread line
+    r"(?:(?=\n[^\n]*+\n---TRANSACTION )"
+    r"\n(?:MySQL|MariaDB) thread id (\d{1,20}), (?:OS thread handle (\S+), )?query id (\d{1,20}) ?([^\n]*+)"
+    r"(?=\n---TRANSACTION )|((?:\n(?!---TRANSACTION )[^\n]*)*))", re.MULTILINE
+)
+
+_TRUNCATED = re.compile(r"\n\.\.\. truncated\.\.\.[^\n]*(?:\n(?!---TRANSACTION )[^\n]*)*")
+
+
 def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool = False) -> Transactions:
+    """The list in one findall over the section's text; a header it does not take sends the whole
+    section to the line-by-line reader."""
+    body = "\n".join(lines)
+    truncated = False
+    if "... truncated..." in body and "\n... truncated..." in "\n" + body:
+        # the server (or a tool) cut the list: what follows, up to the next ---TRANSACTION, is
+        # a fragment of a cut transaction, dropped; the transaction before ends where the cut is
+        truncated, text = True, _TRUNCATED.sub("", "\n" + body)[1:]  # what is left after a cut starts a line
+    else:
+        text = body
+    first = 0 if text.startswith("---TRANSACTION ") else text.find("\n---TRANSACTION ") + 1
+    if not first and not text.startswith("---TRANSACTION "):  # no list printed, or an empty one
+        first = len(text)
+    found = _TRXS.findall(text, first)
+    if len(found) != ("\n" + text[first:]).count("\n---TRANSACTION "):  # a garbled header
+        return _parse_transactions_lines(lines, unparsed, old_header)
+    trxs: list[Transaction] = []
+    seen: dict[str, tuple[tuple[Any, ...], tuple[str, ...]]] = {}
+    uses: dict[str, int] = {}  # how many transactions have each body, for the sums
+    active = 0
+    oldest: int | None = None
+    append = trxs.append
+    for trx_id, state, secs, _, os_thread, rest, thread_id, handle, query_id, client, lines in found:
+        tickets = None
+        active_s = int(secs) if secs else None
+        if state[:6] == "ACTIVE":
+            active += 1
+            if active_s is not None and (oldest is None or active_s > oldest):
+                oldest = active_s
+        if rest:
+            rest = rest.strip(" ,")
+            marker = rest.find("thread declared inside InnoDB ")
+            if marker >= 0:  # 5.0-5.5: ", thread declared inside InnoDB 500" (concurrency tickets)
+                number = rest[marker + 30:].split(" ")[0]
+                tickets = int(number) if _is_ascii_number(number) and len(number) < 20 else None
+                rest = rest[:marker].strip(" ,")
+        if thread_id:  # the usual idle session: a thread line only, its ids unique to it
+            append(_Transaction(
+                trx_id, state, active_s, rest or None, int(thread_id), handle or os_thread or None,
+                int(query_id), client.strip() or None, None, False, None, None, None, None, None, None, None, False,
+                tickets,
+            ))
+            continue
+        known = seen.get(lines)
+        if known is None:
+            before = len(unparsed)
+            known = seen[lines] = (_transaction_body(lines.split("\n"), _TRX, unparsed), tuple(unparsed[before:]))
+            uses[lines] = 1
+        else:
+            uses[lines] += 1
+            if known[1]:
+                unparsed.extend(known[1])
+        (thread, handle, query_id, client, query, lock_wait, lock_wait_s, tables_in_use, tables_locked,
+         lock_structs, heap_size, row_locks, undo, read_view) = known[0]
+        append(_Transaction(
+            trx_id, state, active_s, rest or None, thread,
+            handle if handle is not None else os_thread or None, query_id, client, query, lock_wait, lock_wait_s,
+            tables_in_use, tables_locked, lock_structs, heap_size, row_locks, undo, read_view, tickets,
+        ))
+    values: dict[str, str] = {}
+    head = text[:first]
+    _scan(head.split("\n"), _TRX_HEAD, values, unparsed)
+    listed = truncated or bool(trxs) or "\nLIST OF TRANSACTIONS" in "\n" + head
+    sums = [active, oldest, 0, 0, 0, 0, 0, 0, 0]
+    for lines, count in uses.items():  # lock_wait, tables_in_use, tables_locked, lock_structs, row_locks, undo, read_view
+        fields = seen[lines][0]
+        for k, value in enumerate((fields[5], fields[7], fields[8], fields[9], fields[11], fields[12], fields[13]), 2):
+            if value:
+                sums[k] += value * count
+    return _summarise_transactions(values, tuple(trxs), listed, old_header, truncated, sums)
+
+
+def _parse_transactions_lines(lines: list[str], unparsed: list[str], old_header: bool = False) -> Transactions:
     head: list[str] = []
     trxs: list[Transaction] = []
     current: list[str] | None = None  # the lines of the transaction being read, its header first
@@ -881,14 +1157,22 @@ def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool 
 
 
 def _summarise_transactions(
-    values: dict[str, str], trxs: tuple[Transaction, ...], listed: bool, old_header: bool, truncated: bool
+    values: dict[str, str], trxs: tuple[Transaction, ...], listed: bool, old_header: bool, truncated: bool,
+    sums: list[Any] | None = None,
 ) -> Transactions:
+    """``sums``: active, oldest_active_s, lock_waits, tables_in_use, tables_locked, lock_structs, row_locks,
+    undo_log_entries, read_views when the caller added them up already."""
     counter, id_format = _transaction_ids(values.get("trx_id_counter"), old_header)
     purge_trx, _ = _transaction_ids(values.get("purge_trx_id"), old_header)
     purge_undo, _ = _transaction_ids(values.get("purge_undo_no"), old_header)
     active = lock_waits = tables_in_use = tables_locked = lock_structs = row_locks = undo = read_views = 0
     oldest: int | None = None
-    for t in trxs:  # one pass: lists of thousands of transactions are common
+    if sums is not None:
+        active, oldest, lock_waits, tables_in_use, tables_locked, lock_structs, row_locks, undo, read_views = sums
+        trxs_to_add: tuple[Transaction, ...] = ()
+    else:
+        trxs_to_add = trxs
+    for t in trxs_to_add:  # one pass: lists of thousands of transactions are common
         if t.state.startswith("ACTIVE"):
             active += 1
             if t.active_s is not None and (oldest is None or t.active_s > oldest):
@@ -979,7 +1263,7 @@ def _transaction(
 def _transaction_body(lines: list[str], mode: int, unparsed: list[str]) -> tuple[Any, ...]:
     """Transaction's fields from the lines under the header: thread_id, the OS thread handle, query_id,
     client, query, lock_wait, lock_wait_s, tables_in_use ... undo_log_entries, read_view."""
-    by_char, default, _ = _TRX_LINE
+    by_char, default, _, _ = _TRX_LINE
     get = by_char.get
     query: list[str] = []
     thread_id = handle = query_id = client = lock_wait_s = tables_in_use = tables_locked = None
@@ -1062,9 +1346,44 @@ def _io_thread(line: str) -> IoThread:
 _IBUF_INTS = _int_fields(InsertBuffer, ("hash_table_size", "hash_node_heap_buffers", "hash_used_cells"))
 
 
+# the section as most servers print it, in one match: the rules of _INSERT_BUFFER in their usual
+# order, the 5.7+ per-partition hash lines as one block read by findall
+_IBUF_WHOLE = re.compile(
+    r"Ibuf(?: for space \d{1,20})?: size (?P<size>\d{1,20}), free list len (?P<free_list_len>\d{1,20}), "
+    r"seg size (?P<seg_size>\d{1,20}),(?: (?P<merges>\d{1,20}) merges| is empty)?[^\S\n]*\n"
+    r"(?:(?P<inserts>\d{1,20}) inserts, (?P<merged_recs>\d{1,20}) merged recs, (?P<merges_b>\d{1,20}) merges"
+    r"[^\S\n]*\n)?+"
+    r"(?:merged operations:[^\S\n]*\n ?insert (?P<merged_inserts>\d{1,20}), delete mark "
+    r"(?P<merged_delete_marks>\d{1,20}), delete (?P<merged_deletes>\d{1,20})[^\S\n]*\n"
+    r"discarded operations:[^\S\n]*\n ?insert (?P<discarded_inserts>\d{1,20}), delete mark "
+    r"(?P<discarded_delete_marks>\d{1,20}), delete (?P<discarded_deletes>\d{1,20})[^\S\n]*\n)?+"
+    r"(?P<hash>(?:Hash table size \d{1,20}, node heap has \d{1,20} buffer\(s\)[^\S\n]*\n)*+)"
+    r"(?:Hash table size (?P<hash_size>\d{1,20}), used cells (?P<hash_used_cells>\d{1,20}), node heap has "
+    r"(?P<hash_buffers>\d{1,20}) buffer\(s\)[^\S\n]*\n)?+"
+    r"(?:(?=[0-9])" + _RATE_LINE[1].replace(r"\d+", r"\d{1,20}") + r"[^\S\n]*\n)*+(?:[^\S\n]*\n)*+\Z"
+)
+_HASH_LINES = re.compile(r"Hash table size (\d{1,20}), node heap has (\d{1,20})")
+
+
 def _parse_insert_buffer(lines: list[str], unparsed: list[str]) -> InsertBuffer:
+    m = _IBUF_WHOLE.match("\n".join(lines) + "\n")
+    if m is not None:
+        values = {name: value for name, value in m.groupdict().items() if value is not None}
+        ints = _ints(values, _IBUF_INTS)
+        found = _HASH_LINES.findall(m.group("hash"))
+        sizes = [int(size) for size, _ in found]
+        buffers = [int(buffers) for _, buffers in found]
+        if m.group("hash_size") is not None:
+            sizes.append(int(m.group("hash_size")))
+            buffers.append(int(m.group("hash_buffers")))
+        used = m.group("hash_used_cells")
+        return _InsertBuffer(
+            **ints, hash_used_cells=int(used) if used is not None else None,
+            hash_table_size=sum(sizes) if sizes else None, hash_table_partitions=len(sizes),
+            hash_node_heap_buffers=sum(buffers) if buffers else None,
+        )
     values: dict[str, str] = {}
-    by_char, default, groups = _INSERT_BUFFER
+    by_char, default, groups, _ = _INSERT_BUFFER
     ops_kind = "merged"
     hash_sizes: list[int] = []
     hash_buffers: list[int] = []
@@ -1136,6 +1455,9 @@ def _pool_instances(lines: list[str], unparsed: list[str]) -> tuple[BufferPoolIn
     number: int | None = None
     block: list[str] = []
     for line in [*lines, "---BUFFER POOL 0"]:  # sentinel flushes the last block
+        if line[:3] != "---":  # neither an instance's title nor a line of dashes
+            block.append(line)
+            continue
         m = _POOL_INSTANCE.match(line)
         if m is None:
             if not _is_rule(line):
@@ -1183,10 +1505,8 @@ def _is_rule(line: str) -> bool:
     return line[:3] == "---" and not line.strip("-").strip()
 
 
-def _section_marks(lines: list[str]) -> list[tuple[int, str]]:
-    """(line index, title) of every known title on its own line right under a line of dashes."""
-    titles = _SECTIONS
-    return [(i, line) for i, line in enumerate(lines) if line in titles and i and _is_rule(lines[i - 1])]
+# every known title on its own line right under a line of dashes (as _is_rule), in "\n" + text
+_MARK = re.compile(r"\n---[-]*[^\S\n]*-*\n(" + "|".join(map(re.escape, _SECTIONS)) + ")$", re.MULTILINE)
 
 
 def _parse_header(lines: list[str], unparsed: list[str]) -> tuple[str | None, str | None, int | None, bool]:
@@ -1197,7 +1517,7 @@ def _parse_header(lines: list[str], unparsed: list[str]) -> tuple[str | None, st
             m = _HEADER.match(line)
             found = True
             if m:
-                server_time, thread_id = re.sub(" +", " ", m.group(1)), m.group(2)
+                server_time, thread_id = _SPACES.sub(" ", m.group(1)), m.group(2)
         elif line.startswith("Per second averages"):
             m = _AVERAGES.match(line)
             window = int(m.group(1)) if m else None
@@ -1216,10 +1536,10 @@ def parse_innodb_status(text: str) -> InnodbStatus:
         raise ParseError(f"expected str, got {type(text).__name__}")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    marks = _section_marks(lines)
+    # (start of the line of dashes, end of the title line, title) of each section, in one scan
+    marks = [(m.start(), m.end() - 1, m.group(1)) for m in _MARK.finditer("\n" + text)]
     unparsed: list[str] = []
-    header = lines[: marks[0][0] - 1] + [""] if marks else lines
+    header = text[: marks[0][0]].split("\n") if marks else text.split("\n")
     server_time, thread_id, window, found = _parse_header(header, unparsed if marks else [])
     if not marks and not found:
         raise ParseError("not SHOW ENGINE INNODB STATUS output: no monitor header and no section title")
@@ -1227,7 +1547,7 @@ def parse_innodb_status(text: str) -> InnodbStatus:
     sections: dict[str, Any] = {}
     complete = False
     old_header = server_time is not None and "-" not in server_time
-    for k, (at, title) in enumerate(marks):
+    for k, (_, title_end, title) in enumerate(marks):
         attribute, parse = _SECTIONS[title]
         if title == _END:
             complete = True
@@ -1235,7 +1555,13 @@ def parse_innodb_status(text: str) -> InnodbStatus:
         if attribute in sections:
             warnings.append(f"section {title} repeated; the first copy was kept")
             continue
-        body = _section_body(lines, at, marks[k + 1][0] if k + 1 < len(marks) else None)
+        # the lines between the title and the next section's dashes: a section followed by
+        # another ends with one empty line, as the text between the two ended with a newline
+        body = (text[title_end + 1: marks[k + 1][0]] if k + 1 < len(marks) else text[title_end + 1:]).split("\n")
+        if title_end == len(text):  # the text ends with the title
+            body = []
+        if body and _is_rule(body[0]):  # the dashes under the title
+            del body[0]
         if attribute == "transactions":
             sections[attribute] = _parse_transactions(body, unparsed, old_header)
         else:
@@ -1248,18 +1574,6 @@ def parse_innodb_status(text: str) -> InnodbStatus:
         complete=complete, averages_window_s=window, server_time=server_time, monitor_thread_id=thread_id,
         warnings=tuple(warnings), unparsed_lines=tuple(unparsed), **sections,
     )
-
-
-def _section_body(lines: list[str], title: int, next_title: int | None) -> list[str]:
-    """Lines between a title and the next section's dashes, without the dashes under the title.
-
-    A section followed by another ends with one empty line: the text between the two always
-    ended with a newline, and what reads the lines relies on that.
-    """
-    body = lines[title + 1: next_title - 1] + [""] if next_title is not None else lines[title + 1:]
-    if body and _is_rule(body[0]):
-        del body[0]
-    return body
 
 
 def status_to_dict(record: Any) -> Any:
