@@ -664,9 +664,10 @@ _FILE_IO = _table(
 )
 _IO_PURPOSE = re.compile(r"(.*?)\s*\(([^()]*)\)(?:.*)$")
 _IO_THREAD = re.compile(r"I/O thread (\d{1,19}) state: (.*?)\s*\(([^()]*)\)(?:.*)$")
-# (.*?) of the line pattern, without its slow lazy steps, when the first "(" opens the purpose:
-# the state runs to it, less the spaces before it; a line this does not take is read on its own
-_IO_THREADS = re.compile(r"^I/O thread (\d{1,19}) state: ((?:[^(\n]*[^(\s])?)[^\S\n]*\(([^()\n]*)\).*$", re.MULTILINE)
+# (.*?)\s* of the line pattern, without its slow lazy steps, when the first "(" opens the purpose:
+# the state is what comes before it, less the spaces (rstrip); a line this does not take is read
+# on its own
+_IO_THREADS = re.compile(r"^I/O thread (\d{1,19}) state: ([^(\n]*)\(([^()\n]*)\).*$", re.MULTILINE)
 
 _INSERT_BUFFER = _table(
     ("ibuf", r"Ibuf(?: for space \d+)?: size (?P<size>\d+), free list len (?P<free_list_len>\d+), "
@@ -1324,10 +1325,10 @@ def _parse_file_io(lines: list[str], unparsed: list[str]) -> FileIO:
 
 def _io_threads(lines: list[str]) -> list[IoThread]:
     # one findall over all the thread lines when each is the usual "I/O thread N state: S (P)";
-    # [^\S\n] and [^()\n] are the per-line patterns' \s and [^()] kept inside one line
+    # [^()\n] is the per-line pattern's [^()] kept inside one line
     found = _IO_THREADS.findall("\n".join(lines))
     if len(found) == len(lines):
-        return [_IoThread(int(number), state, purpose) for number, state, purpose in found]
+        return [_IoThread(int(number), state.rstrip(), purpose) for number, state, purpose in found]
     return [_io_thread(line) for line in lines]
 
 
