@@ -175,6 +175,32 @@ def test_workload_change_is_flagged_in_summary() -> None:
     assert "Warning: the workload changed" in report.summary
 
 
+def test_a_large_fall_after_a_steady_climb_is_named_with_its_p_value_not_left_out() -> None:
+    # What `make demo` recorded: checkpoint age climbing 20 → 30 MB before the switch (one ramp,
+    # r1 ≈ 1, effective size 2), then flat at 7 MB. Large, but the corrected test cannot confirm it.
+    ts = [float(t) for t in range(0, 150, 2)]
+    before = {"checkpoint_age_bytes": [(t, 20e6 + 10e6 * t / 150) for t in ts]}
+    after = {"checkpoint_age_bytes": [(t, 7e6 + (1e5 if i % 2 else -1e5)) for i, t in enumerate(ts)]}
+    report = compare_windows(before, after)
+    ck = report.metrics["checkpoint_age_bytes"]
+    assert not ck.significant and ck.change_pct < -50
+    assert f"checkpoint_age_bytes fell 72% (24.9 MB → 7.0 MB; not significant, p = {ck.p_value:.2f}" in report.summary
+    assert not report.summary.startswith("no significant change")
+
+
+def test_a_small_change_that_is_not_significant_stays_out_of_the_summary() -> None:
+    ts = [float(t) for t in range(0, 150, 2)]
+    before = {"checkpoint_age_bytes": [(t, 20e6 + 10e6 * t / 150) for t in ts]}
+    after = {"checkpoint_age_bytes": [(t, 22e6 + 10e6 * t / 150) for t in ts]}
+    assert compare_windows(before, after).summary.startswith("no significant change")
+
+
+def test_tiny_spikiness_changes_are_not_news() -> None:
+    steady = {"pages_flushed_per_s": [(float(t), 100.0 + (t % 3)) for t in range(0, 300, 2)]}
+    steadier = {"pages_flushed_per_s": [(float(t), 213.0 + (t % 2)) for t in range(0, 300, 2)]}
+    assert "spikiness" not in compare_windows(steady, steadier).summary
+
+
 def test_no_change_says_so() -> None:
     w = _window(1.0e9, [100.0, 110.0], 0.0, 1000.0)
     report = compare_windows(w, w)
