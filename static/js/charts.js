@@ -188,16 +188,17 @@
     // Drawing time (issue 6): tick labels may overflow (the default measures every label to hide
     // those past the div; the margins leave them room), and the bottom margin already holds one row of
     // legend (the legend would push it there, and Plotly would lay the chart out a second time).
+    // The chart's title and its axes' units are the HTML heading above the div (server.html): Plotly
+    // measures and lays out no title text, and the plot area keeps its size (the div is 24 px shorter).
     const out = {
-      title: { text: spec.title, x: 0.01, font: { size: 14 } }, height: 280,
-      margin: { l: 60, r: hasY2 ? 55 : 15, t: 34, b: 72 }, hovermode: "x unified",
+      height: 256,
+      margin: { l: 52, r: hasY2 ? 48 : 15, t: 10, b: 72 }, hovermode: "x unified",
       xaxis: { type: "date", range: [toAxis(range[0]), toAxis(range[1])], ticklabeloverflow: "allow" },
-      yaxis: { title: { text: spec.y_title || "" }, rangemode: "tozero", ticklabeloverflow: "allow" },
+      yaxis: { rangemode: "tozero", ticklabeloverflow: "allow" },
       yaxis3: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true },
       legend: { orientation: "h", y: -0.18 }, shapes: shapes(spec, range), annotations: lineLabels(spec),
     };
-    if (hasY2) out.yaxis2 = { overlaying: "y", side: "right", rangemode: "tozero", title: { text: spec.y2_title || "" },
-      ticklabeloverflow: "allow" };
+    if (hasY2) out.yaxis2 = { overlaying: "y", side: "right", rangemode: "tozero", ticklabeloverflow: "allow" };
     return out;
   }
   async function drawChart(chart, metricsPromise, range, gen) {
@@ -225,7 +226,7 @@
     if (gen !== generation) return;
     syncing++;
     try {
-      await Plotly.react(div, data, figureLayout, { responsive: true, displaylogo: false, doubleClick: "autosize" });
+      await Plotly.react(div, data, figureLayout, { responsive: true, displayModeBar: false, doubleClick: "autosize" });
     } finally { syncing--; }
     const first = metrics[spec.series[0].metric];
     div.dataset.drawn = String(data.length);
