@@ -285,18 +285,27 @@ def _record(rule, server, row, transition: Transition | None, silenced: bool) ->
                                      value=_finite(transition.value), severity=rule.severity, silenced=silenced)
 
 
+def enabled_rules() -> list[AlertRule]:
+    return list(AlertRule.objects.filter(enabled=True).prefetch_related("servers"))
+
+
+def evaluate_server_now(server: Server, rules: list[AlertRule], now: dt.datetime) -> list[Notice]:
+    """One evaluation tick of `server` against those of `rules` that apply to it, on its stored history."""
+    applicable = [r for r in rules if applies_to(r, server)]
+    if not applicable:
+        return []
+    values = History.load(server, now.timestamp() - WINDOW_S, now.timestamp()).values_at(now.timestamp())
+    return evaluate_server(server, applicable, values, now)
+
+
 def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
     """One evaluation tick over every enabled, polled server."""
     now = now or timezone.now()
-    rules = list(AlertRule.objects.filter(enabled=True).prefetch_related("servers"))
+    rules = enabled_rules()
     notices: list[Notice] = []
     # Imported and synthetic servers hold history only: stale by design, backtest them instead.
     for server in Server.objects.filter(enabled=True, imported=False, synthetic=False):
-        applicable = [r for r in rules if applies_to(r, server)]
-        if not applicable:
-            continue
-        values = History.load(server, now.timestamp() - WINDOW_S, now.timestamp()).values_at(now.timestamp())
-        notices += evaluate_server(server, applicable, values, now)
+        notices += evaluate_server_now(server, rules, now)
     return notices
 
 

@@ -26,7 +26,7 @@ from django.conf import settings
 
 from collectors.tasks import poll_once
 from dashboard import alerting, effects
-from dashboard.models import AlertEvent, AlertRule, AlertState, Annotation, Server
+from dashboard.models import AlertEvent, AlertState, Annotation, Server
 
 DEMO_DB = "innowatch_demo"
 TABLES, TABLE_SIZE, THREADS = 8, 200_000, 8
@@ -131,13 +131,6 @@ def _poll(server: Server, force_variables: bool) -> None:
     poll_once(server)
 
 
-def evaluate_alerts(server: Server, now: dt.datetime) -> None:
-    """What beat's evaluate_alerts does every 10 s, for this server, after each poll."""
-    rules = [r for r in AlertRule.objects.filter(enabled=True) if alerting.applies_to(r, server)]
-    values = alerting.History.load(server, now.timestamp() - alerting.WINDOW_S, now.timestamp())
-    alerting.evaluate_server(server, rules, values.values_at(now.timestamp()), now)
-
-
 def alert_firing(server: Server, rule_name: str, since: dt.datetime) -> bool:
     """Firing, and fired during this demo: a state still firing from an earlier run does not count."""
     return AlertState.objects.filter(server=server, rule__name=rule_name, state="firing",
@@ -196,7 +189,8 @@ def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval
                 if not pending:
                     end_at = tick + tail_s
         _poll(server, force)
-        evaluate_alerts(server, dt.datetime.now(dt.UTC))
+        # What beat's evaluate_alerts does every 10 s, for this server, after each poll.
+        alerting.evaluate_server_now(server, alerting.enabled_rules(), dt.datetime.now(dt.UTC))
         force = False
         time.sleep(max(0.0, interval_s - (time.monotonic() - tick)))
 
