@@ -1078,40 +1078,34 @@ def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool 
     active = 0
     oldest: int | None = None
     append = trxs.append
-    for trx_id, state, secs, _, os_thread, rest, thread_id, handle, query_id, client, lines in found:
-        tickets = None
+    for trx_id, state, secs, _, os_thread, rest, thread_id, handle, query_id, client, body_text in found:
         active_s = int(secs) if secs else None
         if state[:6] == "ACTIVE":
             active += 1
             if active_s is not None and (oldest is None or active_s > oldest):
                 oldest = active_s
-        if rest:
-            rest = rest.strip(" ,")
-            marker = rest.find("thread declared inside InnoDB ")
-            if marker >= 0:  # 5.0-5.5: ", thread declared inside InnoDB 500" (concurrency tickets)
-                number = rest[marker + 30:].split(" ")[0]
-                tickets = int(number) if _is_ascii_number(number) and len(number) < 20 else None
-                rest = rest[:marker].strip(" ,")
+        operation, tickets = _operation_and_tickets(rest) if rest else (None, None)
         if thread_id:  # the usual idle session: a thread line only, its ids unique to it
             append(_Transaction(
-                trx_id, state, active_s, rest or None, int(thread_id), handle or os_thread or None,
+                trx_id, state, active_s, operation, int(thread_id), handle or os_thread or None,
                 int(query_id), client.strip() or None, None, False, None, None, None, None, None, None, None, False,
                 tickets,
             ))
             continue
-        known = seen.get(lines)
+        known = seen.get(body_text)
         if known is None:
             before = len(unparsed)
-            known = seen[lines] = (_transaction_body(lines.split("\n"), _TRX, unparsed), tuple(unparsed[before:]))
-            uses[lines] = 1
+            known = seen[body_text] = (_transaction_body(body_text.split("\n"), _TRX, unparsed),
+                                       tuple(unparsed[before:]))
+            uses[body_text] = 1
         else:
-            uses[lines] += 1
+            uses[body_text] += 1
             if known[1]:
                 unparsed.extend(known[1])
         (thread, handle, query_id, client, query, lock_wait, lock_wait_s, tables_in_use, tables_locked,
          lock_structs, heap_size, row_locks, undo, read_view) = known[0]
         append(_Transaction(
-            trx_id, state, active_s, rest or None, thread,
+            trx_id, state, active_s, operation, thread,
             handle if handle is not None else os_thread or None, query_id, client, query, lock_wait, lock_wait_s,
             tables_in_use, tables_locked, lock_structs, heap_size, row_locks, undo, read_view, tickets,
         ))
@@ -1120,8 +1114,8 @@ def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool 
     _scan(head.split("\n"), _TRX_HEAD, values, unparsed)
     listed = truncated or bool(trxs) or "\nLIST OF TRANSACTIONS" in "\n" + head
     sums = [active, oldest, 0, 0, 0, 0, 0, 0, 0]
-    for lines, count in uses.items():  # lock_wait, tables_in_use, tables_locked, lock_structs, row_locks, undo, read_view
-        fields = seen[lines][0]
+    for body_text, count in uses.items():  # lock_wait, tables_in_use, tables_locked, lock_structs, row_locks, undo, read_view
+        fields = seen[body_text][0]
         for k, value in enumerate((fields[5], fields[7], fields[8], fields[9], fields[11], fields[12], fields[13]), 2):
             if value:
                 sums[k] += value * count
@@ -1208,14 +1202,21 @@ def _transaction_head(line: str, unparsed: list[str]) -> tuple[Any, ...]:
     trx_id, state, secs, _process_no, os_thread, rest = m.groups()
     if not rest:  # most headers ("not started", "ACTIVE 3 sec") end here
         return trx_id, state, int(secs) if secs else None, None, os_thread, None, _TRX
+    operation, tickets = _operation_and_tickets(rest)
+    return trx_id, state, int(secs) if secs else None, operation, os_thread, tickets, _TRX
+
+
+def _operation_and_tickets(rest: str) -> tuple[str | None, int | None]:
+    """What a ``---TRANSACTION`` header says after its state: the operation, and the concurrency
+    tickets of 5.0-5.5's ", thread declared inside InnoDB 500"."""
     rest = rest.strip(" ,")
     tickets = None
     marker = rest.find("thread declared inside InnoDB ")
-    if marker >= 0:  # 5.0-5.5: ", thread declared inside InnoDB 500" (concurrency tickets)
+    if marker >= 0:
         number = rest[marker + 30:].split(" ")[0]
         tickets = int(number) if _is_ascii_number(number) and len(number) < 20 else None
         rest = rest[:marker].strip(" ,")
-    return trx_id, state, int(secs) if secs else None, rest or None, os_thread, tickets, _TRX
+    return rest or None, tickets
 
 
 # what _TRX_LINE makes of a line starting with "M": only its thread rule can match one
