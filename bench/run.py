@@ -168,23 +168,21 @@ def pages_only() -> None:
     began = time.perf_counter()
     setup(keep=True)
     now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
-    measured = page_only_figures(now)
-    path = RESULTS / "latest.json"  # read only now: others may have merged their figures meanwhile
-    figures = json.loads(path.read_text()) if path.exists() else {}
-    figures.update(measured)
-    figures["pages_date"] = now.isoformat()
-    _finish(figures, began, "pages_seconds")
+    _merge_into_latest(page_only_figures(now), "pages", now, began)
 
 
 def parse_only() -> None:
     """`python -m bench.run --only parse`: merge fresh parser figures into latest.json."""
     began = time.perf_counter()
-    measured = parse_figures()
-    path = RESULTS / "latest.json"
+    _merge_into_latest(parse_figures(), "parse", dt.datetime.now(dt.UTC).replace(microsecond=0), began)
+
+
+def _merge_into_latest(measured: dict, part: str, when: dt.datetime, began: float) -> None:
+    path = RESULTS / "latest.json"  # read only now: others may have merged their figures meanwhile
     figures = json.loads(path.read_text()) if path.exists() else {}
     figures.update(measured)
-    figures["parse_date"] = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    _finish(figures, began, "parse_seconds")
+    figures[f"{part}_date"] = when.isoformat()
+    _finish(figures, began, f"{part}_seconds")
 
 
 def main() -> None:
@@ -204,13 +202,17 @@ def main() -> None:
 
 def _finish(figures: dict, began: float, seconds_key: str) -> None:
     figures[seconds_key] = time.perf_counter() - began
-    figures["targets"] = {k: {"target": t, "kind": kind, "met": _met(figures.get(k), t, kind)}
-                          for k, (t, kind) in TARGETS.items()}
+    figures["targets"] = targets(figures)
     (RESULTS / "latest.json").write_text(json.dumps(figures, indent=1, default=str) + "\n")
     from bench.report import write_doc
 
     write_doc(DOC, figures)
     log(f"done in {figures[seconds_key]:.0f} s: {RESULTS / 'latest.json'}, {DOC}")
+
+
+def targets(figures: dict) -> dict:
+    """Each target figure with whether `figures` meets it (None when it was not measured)."""
+    return {k: {"target": t, "kind": kind, "met": _met(figures.get(k), t, kind)} for k, (t, kind) in TARGETS.items()}
 
 
 def _met(value, target, kind) -> bool | None:

@@ -43,7 +43,7 @@ def measure() -> dict:
 
 def merge(latest: dict, figures: dict, before_value: float | None = None, before_row: float | None = None) -> dict:
     """latest.json's figures with the storage ones replaced, the figure they replace kept as `_before`."""
-    from bench.run import TARGETS, _met
+    from bench.run import targets
 
     extra = {"bytes_per_value_before": before_value or latest.get("bytes_per_value"),
              "bytes_per_row_before": before_row or latest.get("bytes_per_row"),
@@ -57,8 +57,7 @@ def merge(latest: dict, figures: dict, before_value: float | None = None, before
             merged[key] = value
         if key == "bytes_per_value":
             merged.update(extra)
-    merged["targets"] = {k: {"target": t, "kind": kind, "met": _met(merged.get(k), t, kind)}
-                         for k, (t, kind) in TARGETS.items()}
+    merged["targets"] = targets(merged)
     return merged
 
 
