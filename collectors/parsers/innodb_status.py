@@ -615,10 +615,13 @@ _WAIT_START = re.compile(
 _RW_LOCK = re.compile(r"RW-LOCK: (\S+)\s*(Waiters for the lock exist)?\s*$")
 _LOCKED = re.compile(r"Locked: thread (\d{1,20}) file (.+) line (\d{1,20})\s+(\S+)\s*$")
 
+# "high low" (two decimal words, 5.0/builtin 5.1) or one hex/decimal word; a 64-bit id has at most
+# 20 digits, and "EF86 12" is no id at all (int() of a hex high word would raise)
+_TRX_ID = r"\d+ \d+|[0-9A-Fa-f]{1,20}"
 _TRX_HEAD = _table(
-    ("counter", r"Trx id counter (?P<trx_id_counter>[0-9A-Fa-f]+(?: \d+)?)"),
-    ("purge", r"Purge done for trx's n:o < (?P<purge_trx_id>[0-9A-Fa-f]+(?: \d+)?) undo n:o < "
-     r"(?P<purge_undo_no>[0-9A-Fa-f]+(?: \d+)?)(?: state: (?P<purge_state>.*))?"),
+    ("counter", rf"Trx id counter (?P<trx_id_counter>{_TRX_ID})"),
+    ("purge", rf"Purge done for trx's n:o < (?P<purge_trx_id>{_TRX_ID}) undo n:o < "
+     rf"(?P<purge_undo_no>{_TRX_ID})(?: state: (?P<purge_state>.*))?"),
     # the 5.6 reference-manual text wraps "state: running but" / "idle History list length N"
     ("hll", r"(?:idle )?History list length (?P<history_list_length>\d+)"),
     ("hash_locks", r"Total number of lock structs in row lock hash table (?P<lock_structs_in_hash_table>\d+)"),

@@ -99,6 +99,18 @@ def test_two_word_lsn_is_high_times_two_to_the_32_plus_low():
     assert record.log.pages_flushed_lsn is None and record.log.modified_age_bytes is None
 
 
+@pytest.mark.parametrize("garbled", ["Trx id counter EF2369392 12", "Trx id counter " + "A" * 5000])
+def test_a_trx_id_that_is_neither_two_decimal_words_nor_one_64_bit_word_is_an_unparsed_line(garbled):
+    # found by comparing mutated fixtures: a hex high word sent "EF2369392 12" to int() and the
+    # parse raised ValueError; 5,000 hex digits made a 20,000-bit "trx id"
+    text = read_fixture(next(p for p in CASES if p.stem == "mysql-5.0--mackerel-parseprocstat50-stub"))
+    assert "Trx id counter 0 2369392" in text
+    record = parse_innodb_status(text.replace("Trx id counter 0 2369392", garbled))
+    assert record.transactions.trx_id_counter is None
+    assert record.unparsed_lines == (garbled,)
+    assert record.transactions.purge_trx_id == 2368227
+
+
 def test_percona_prints_max_checkpoint_age_and_target():
     path = next(p for p in CASES if p.stem.startswith("percona-5.1.61"))
     log = parse_innodb_status(read_fixture(path)).log
