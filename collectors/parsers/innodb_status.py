@@ -782,18 +782,18 @@ _DEADLOCK_MARK = re.compile(r"\n\*\*\* (?:(\(\d+\) TRANSACTION:)|WE ROLL BACK)")
 _ROLLED_BACK = re.compile(r"\*\*\* WE ROLL BACK TRANSACTION \((\d+)\)")
 
 
-def _scan(lines: list[str], table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
-    """Match every line against the section table; captured groups land in ``values``."""
+def _scan(text: str, table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
+    """Match every line of ``text`` against the section table; captured groups land in ``values``."""
     by_char, default, groups, sequences = table
     if sequences:
-        text = "\n".join(lines) + "\n"
+        whole = text if text[-1:] == "\n" else text + "\n"  # a layout's lines each end with one
         for sequence, names in sequences:
-            m = sequence.match(text)
+            m = sequence.match(whole)
             if m is not None:
                 values.update({name: value for name, value in zip(names, m.groups()) if value is not None})
                 return
     get = by_char.get
-    for line in lines:
+    for line in text.split("\n"):
         m = get(line[:1], default).match(line)
         if m is None:
             if line and not line.isspace():
@@ -853,60 +853,66 @@ def _int_fields(cls: type | tuple[str, ...], exclude: tuple[str, ...] = ()) -> d
 _BACKGROUND_INTS = _int_fields(BackgroundThread)
 
 
-def _parse_background(lines: list[str], unparsed: list[str]) -> BackgroundThread:
+def _parse_background(text: str, unparsed: list[str]) -> BackgroundThread:
     values: dict[str, str] = {}
-    _scan(lines, _BACKGROUND, values, unparsed)
+    _scan(text, _BACKGROUND, values, unparsed)
     return _BackgroundThread(**_ints(values, _BACKGROUND_INTS))
 
 
 _SEMAPHORE_INTS = _int_fields(Semaphores)
 
 
-# each "--Thread N has waited" line (the usual form: a file name without spaces) and the lines up
-# to the next one, for one findall over a pile-up of thousands of waits; (\S+) where the line
-# rule has (.+) does not backtrack from the end of every line
-_WAITS = re.compile(
-    r"^--Thread (\d{1,20}) has waited at (\S+) line (\d{1,20}) for (\d{1,20}(?:\.\d{1,20})?) seconds the semaphore:"
-    r"([^\n]*)((?:\n(?!--Thread )[^\n]*)*)", re.MULTILINE
+# splits the section at each "\n--Thread " into the text before the first wait, then for each wait
+# its thread, file, line and seconds (None when the line is not the usual form: a file name
+# without spaces, nothing after "semaphore:") and the lines up to the next one, in one C call over a
+# pile-up of thousands of waits; (\S+) where the line rule has (.+) does not backtrack from the
+# end of every line
+_WAIT_SPLIT = re.compile(
+    r"\n--Thread (?:(\d{1,20}) has waited at (\S+) line (\d{1,20}) for (\d{1,20}(?:\.\d{1,20})?) seconds "
+    r"the semaphore:(?=\n|\Z))?"
 )
 _COUNTER_PREFIXES = ("OS WAIT", "Mutex spin", "RW-s", "RW-excl", "Spin ")
 
 
-def _parse_semaphores(lines: list[str], unparsed: list[str]) -> Semaphores:
-    text = "\n".join(lines)
+def _parse_semaphores(text: str, unparsed: list[str]) -> Semaphores:
     if "RW-LOCK: " in text or "Locked: " in text:  # 8.1+ RW-LATCH INFO: line by line
-        return _parse_semaphore_lines(lines, unparsed)
+        return _parse_semaphore_lines(text.split("\n"), unparsed)
     values: dict[str, str] = {}
-    first = 0 if text.startswith("--Thread ") else text.find("\n--Thread ") + 1
-    if not first and not text.startswith("--Thread "):  # no waits: the counters only
-        _scan(lines, _SEMAPHORE_COUNTERS, values, unparsed)
+    parts = _WAIT_SPLIT.split("\n" + text) if "--Thread " in text else [text]
+    if len(parts) == 1:  # no waits: the counters only
+        _scan(text, _SEMAPHORE_COUNTERS, values, unparsed)
         return _Semaphores(**_ints(values, _SEMAPHORE_INTS))
-    found = _WAITS.findall(text)
-    # a wait line the findall did not take (its file has a space, or it is garbled), or one
-    # where (.+) would have found a later " line N for S seconds the semaphore:"
-    if len(found) != text.count("\n--Thread ") + (first == 0) or any(
-        "seconds the semaphore:" in tail for _, _, _, _, tail, _ in found
-    ):
-        return _parse_semaphore_lines(lines, unparsed)
-    counter_lines = text[:first].split("\n")[:-1]
-    seen: dict[str, tuple[tuple[Any, ...], tuple[str, ...], list[str]]] = {}
-    waits: list[SemaphoreWait] = []
-    for thread_id, file, line, seconds, _, rest in found:
-        known = seen.get(rest)
-        if known is None:
-            wait_lines = rest.split("\n")[1:]
-            # counter lines printed after the waits are read with the counters
-            counters = [ln for ln in wait_lines if ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES)]
-            if counters:
-                wait_lines = [ln for ln in wait_lines if not (ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES))]
-            before = len(unparsed)
-            known = seen[rest] = (_wait_fields(wait_lines, unparsed), tuple(unparsed[before:]), counters)
-        else:
-            unparsed.extend(known[1])
-        if known[2]:
-            counter_lines.extend(known[2])
-        waits.append(_SemaphoreWait(int(thread_id), file, int(line), float(seconds), *known[0]))
-    _scan(counter_lines, _SEMAPHORE_COUNTERS, values, unparsed)
+    thread_ids, files, file_lines, seconds, rests = parts[1::5], parts[2::5], parts[3::5], parts[4::5], parts[5::5]
+    if None in thread_ids:  # a wait line not in the usual form: read line by line
+        return _parse_semaphore_lines(text.split("\n"), unparsed)
+    # in a pile-up hundreds of threads wait on the same latch with the same holder: the lines
+    # after the --Thread line repeat verbatim, so each distinct block is read once
+    fields_of: dict[str, tuple[Any, ...]] = {}
+    unparsed_of: dict[str, list[str]] = {}
+    counters_of: dict[str, list[str]] = {}
+    for rest in dict.fromkeys(rests):
+        wait_lines = rest.split("\n")[1:]  # rest starts with the newline ending the --Thread line
+        # counter lines printed after the waits are read with the counters
+        counters = [ln for ln in wait_lines if ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES)]
+        if counters:
+            counters_of[rest] = counters
+            wait_lines = [ln for ln in wait_lines if not (ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES))]
+        not_read: list[str] = []
+        fields_of[rest] = _wait_fields("\n".join(wait_lines), not_read)
+        if not_read:
+            unparsed_of[rest] = not_read
+    counter_lines = [parts[0][1:]] if parts[0] else []
+    if unparsed_of or counters_of:  # in the order of the waits, as each block is read
+        for rest in rests:
+            unparsed.extend(unparsed_of.get(rest, ()))
+            counter_lines.extend(counters_of.get(rest, ()))
+    waits = [
+        _SemaphoreWait(thread_id, file, line, secs, *fields_of[rest])
+        for thread_id, file, line, secs, rest in zip(
+            map(int, thread_ids), files, map(int, file_lines), map(float, seconds), rests
+        )
+    ]
+    _scan("\n".join(counter_lines), _SEMAPHORE_COUNTERS, values, unparsed)
     return _Semaphores(**_ints(values, _SEMAPHORE_INTS), waits=tuple(waits))
 
 
@@ -936,7 +942,7 @@ def _parse_semaphore_lines(lines: list[str], unparsed: list[str]) -> Semaphores:
             counter_lines.append(line)
     if wait_head is not None:
         waits.append(_semaphore_wait(wait_head, wait_lines, seen, unparsed))
-    _scan(counter_lines, _SEMAPHORE_COUNTERS, values, unparsed)
+    _scan("\n".join(counter_lines), _SEMAPHORE_COUNTERS, values, unparsed)
     counters = _ints(values, _SEMAPHORE_INTS)
     return _Semaphores(**counters, waits=tuple(waits), held_latches=tuple(held))
 
@@ -958,17 +964,17 @@ def _semaphore_wait(
     known = seen.get(key)
     if known is None:
         before = len(unparsed)
-        known = seen[key] = (_wait_fields(lines, unparsed), tuple(unparsed[before:]))
+        known = seen[key] = (_wait_fields("\n".join(lines), unparsed), tuple(unparsed[before:]))
     else:
         unparsed.extend(known[1])
     thread_id, file, line, seconds = head.groups()
     return _SemaphoreWait(int(thread_id), file, int(line), float(seconds), *known[0])
 
 
-def _wait_fields(lines: list[str], unparsed: list[str]) -> tuple[Any, ...]:
+def _wait_fields(text: str, unparsed: list[str]) -> tuple[Any, ...]:
     """SemaphoreWait's fields from ``latch`` on, in declaration order."""
     values: dict[str, str] = {}
-    _scan(lines, _SEMAPHORE_WAIT, values, unparsed)
+    _scan(text, _SEMAPHORE_WAIT, values, unparsed)
     if "mode" in values:
         latch: str | None = "rw-latch"
     elif "address_b" in values:
@@ -1002,18 +1008,15 @@ def _held_latch(line: str, held: list[HeldLatch], unparsed: list[str]) -> None:
     held.append(_HeldLatch(last.address, last.waiters, int(m.group(1)), m.group(2), int(m.group(3)), m.group(4)))
 
 
-def _event_time(lines: list[str]) -> str | None:
-    for line in lines:
-        if line.strip():
-            m = _EVENT_TIME.match(line)
-            return m.group(1) if m else None
-    return None
+def _event_time(text: str) -> str | None:
+    """The time on the first line that is not blank (\\s* of _EVENT_TIME skips the blank ones)."""
+    m = _EVENT_TIME.match(text)
+    return m.group(1) if m else None
 
 
-def _parse_deadlock(lines: list[str], unparsed: list[str]) -> Deadlock:
-    """Each ``*** (N) TRANSACTION:`` block runs to the next ``***`` marker; found in the joined text
-    by one regex scan, since a deadlock dump (lock bytes, long queries) can be most of a status."""
-    text = "\n".join(lines)
+def _parse_deadlock(text: str, unparsed: list[str]) -> Deadlock:
+    """Each ``*** (N) TRANSACTION:`` block runs to the next ``***`` marker; found by one regex scan of
+    the text, since a deadlock dump (lock bytes, long queries) can be most of a status."""
     marks = list(_DEADLOCK_MARK.finditer("\n" + text))
     blocks: list[str] = []
     rolled_back = None
@@ -1024,12 +1027,12 @@ def _parse_deadlock(lines: list[str], unparsed: list[str]) -> Deadlock:
         else:
             end = marks[k + 1].start() if k + 1 < len(marks) else len(text)
             blocks.append(text[mark.start():end].strip("\n"))
-    return _Deadlock(time=_event_time(lines), text=text.strip("\n"), transactions=tuple(blocks),
+    return _Deadlock(time=_event_time(text), text=text.strip("\n"), transactions=tuple(blocks),
                      rolled_back=rolled_back)
 
 
-def _parse_foreign_key_error(lines: list[str], unparsed: list[str]) -> ForeignKeyError:
-    return _ForeignKeyError(time=_event_time(lines), text="\n".join(lines).strip("\n"))
+def _parse_foreign_key_error(text: str, unparsed: list[str]) -> ForeignKeyError:
+    return _ForeignKeyError(time=_event_time(text), text=text.strip("\n"))
 
 
 def _transaction_ids(text: str | None, old_header: bool) -> tuple[int | None, str | None]:
@@ -1058,10 +1061,9 @@ _TRXS = re.compile(
 _TRUNCATED = re.compile(r"\n\.\.\. truncated\.\.\.[^\n]*(?:\n(?!---TRANSACTION )[^\n]*)*")
 
 
-def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool = False) -> Transactions:
+def _parse_transactions(body: str, unparsed: list[str], old_header: bool = False) -> Transactions:
     """The list in one findall over the section's text; a header it does not take sends the whole
     section to the line-by-line reader."""
-    body = "\n".join(lines)
     truncated = False
     if "... truncated..." in body and "\n... truncated..." in "\n" + body:
         # the server (or a tool) cut the list: what follows, up to the next ---TRANSACTION, is
@@ -1074,7 +1076,7 @@ def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool 
         first = len(text)
     found = _TRXS.findall(text, first)
     if len(found) != ("\n" + text[first:]).count("\n---TRANSACTION "):  # a garbled header
-        return _parse_transactions_lines(lines, unparsed, old_header)
+        return _parse_transactions_lines(body.split("\n"), unparsed, old_header)
     trxs: list[Transaction] = []
     seen: dict[str, tuple[tuple[Any, ...], tuple[str, ...]]] = {}
     uses: dict[str, int] = {}  # how many transactions have each body, for the sums
@@ -1114,7 +1116,7 @@ def _parse_transactions(lines: list[str], unparsed: list[str], old_header: bool 
         ))
     values: dict[str, str] = {}
     head = text[:first]
-    _scan(head.split("\n"), _TRX_HEAD, values, unparsed)
+    _scan(head, _TRX_HEAD, values, unparsed)
     listed = truncated or bool(trxs) or "\nLIST OF TRANSACTIONS" in "\n" + head
     sums = [active, oldest, 0, 0, 0, 0, 0, 0, 0]
     for body_text, count in uses.items():  # lock_wait, tables_in_use, tables_locked, lock_structs, row_locks, undo, read_view
@@ -1150,7 +1152,7 @@ def _parse_transactions_lines(lines: list[str], unparsed: list[str], old_header:
     if current is not None:
         trxs.append(_transaction(current, seen, unparsed))
     values: dict[str, str] = {}
-    _scan(head, _TRX_HEAD, values, unparsed)
+    _scan("\n".join(head), _TRX_HEAD, values, unparsed)
     return _summarise_transactions(values, tuple(trxs), listed or truncated, old_header, truncated)
 
 
@@ -1314,10 +1316,21 @@ def _transaction_body(lines: list[str], mode: int, unparsed: list[str]) -> tuple
 _FILE_IO_INTS = _int_fields(FileIO)
 
 
-def _parse_file_io(lines: list[str], unparsed: list[str]) -> FileIO:
+# the I/O thread lines servers print first
+_IO_THREAD_BLOCK = re.compile(r"(?:I/O thread [^\n]*\n)*")
+
+
+def _parse_file_io(text: str, unparsed: list[str]) -> FileIO:
     values: dict[str, str] = {}
-    threads = _io_threads([line for line in lines if line.startswith("I/O thread ")])
-    _scan([line for line in lines if not line.startswith("I/O thread ")], _FILE_IO, values, unparsed)
+    block_end = _IO_THREAD_BLOCK.match(text).end()  # type: ignore[union-attr]
+    rest = text[block_end:]
+    if "I/O thread " in rest:  # thread lines elsewhere too: sort the lines one by one
+        lines = text.split("\n")
+        threads = _io_threads("".join([line + "\n" for line in lines if line.startswith("I/O thread ")]))
+        rest = "\n".join([line for line in lines if not line.startswith("I/O thread ")])
+    else:
+        threads = _io_threads(text[:block_end])
+    _scan(rest, _FILE_IO, values, unparsed)
     ints: dict[str, int | None] = dict.fromkeys(("pending_normal_aio_reads", "pending_normal_aio_writes"))
     ints.update(_ints(values, _FILE_IO_INTS))
     # 8.0 prints only the per-thread lists: "Pending normal aio reads: [0, 0, 0, 0] ,"
@@ -1327,13 +1340,14 @@ def _parse_file_io(lines: list[str], unparsed: list[str]) -> FileIO:
     return _FileIO(**ints, io_threads=tuple(threads))
 
 
-def _io_threads(lines: list[str]) -> list[IoThread]:
+def _io_threads(text: str) -> list[IoThread]:
+    """The I/O thread lines, each ending with a newline."""
     # one findall over all the thread lines when each is the usual "I/O thread N state: S (P)";
     # [^()\n] is the per-line pattern's [^()] kept inside one line
-    found = _IO_THREADS.findall("\n".join(lines))
-    if len(found) == len(lines):
+    found = _IO_THREADS.findall(text)
+    if len(found) == text.count("\n"):
         return [_IoThread(int(number), state.rstrip(), purpose) for number, state, purpose in found]
-    return [_io_thread(line) for line in lines]
+    return [_io_thread(line) for line in text.split("\n")[:-1]]
 
 
 def _io_thread(line: str) -> IoThread:
@@ -1370,8 +1384,8 @@ _IBUF_WHOLE = re.compile(
 _HASH_LINES = re.compile(r"Hash table size (\d{1,20}), node heap has (\d{1,20})")
 
 
-def _parse_insert_buffer(lines: list[str], unparsed: list[str]) -> InsertBuffer:
-    m = _IBUF_WHOLE.match("\n".join(lines) + "\n")
+def _parse_insert_buffer(text: str, unparsed: list[str]) -> InsertBuffer:
+    m = _IBUF_WHOLE.match(text + "\n")
     if m is not None:
         values = {name: value for name, value in m.groupdict().items() if value is not None}
         ints = _ints(values, _IBUF_INTS)
@@ -1393,7 +1407,7 @@ def _parse_insert_buffer(lines: list[str], unparsed: list[str]) -> InsertBuffer:
     hash_sizes: list[int] = []
     hash_buffers: list[int] = []
     hash_used: list[int] = []
-    for line in lines:
+    for line in text.split("\n"):
         m = by_char.get(line[:1], default).match(line)
         if m is None:
             if line.strip():
@@ -1426,9 +1440,9 @@ def _parse_insert_buffer(lines: list[str], unparsed: list[str]) -> InsertBuffer:
 _LOG_PRINTED = _int_fields(Log, ("checkpoint_age_bytes", "modified_age_bytes"))
 
 
-def _parse_log(lines: list[str], unparsed: list[str]) -> Log:
+def _parse_log(text: str, unparsed: list[str]) -> Log:
     values: dict[str, str] = {}
-    _scan(lines, _LOG, values, unparsed)
+    _scan(text, _LOG, values, unparsed)
     ints = _ints(values, _LOG_PRINTED)
     lsn, checkpoint, pages_flushed = ints.get("lsn"), ints.get("checkpoint_lsn"), ints.get("pages_flushed_lsn")
     checkpoint_age = lsn - checkpoint if lsn is not None and checkpoint is not None else None
@@ -1443,19 +1457,37 @@ _POOL_INTS = _int_fields(BufferPool)
 _INSTANCE_INTS = _int_fields(BufferPoolInstance)
 
 
-def _parse_buffer_pool(lines: list[str], unparsed: list[str]) -> BufferPool:
-    try:
-        split = lines.index("INDIVIDUAL BUFFER POOL INFO")
-    except ValueError:
-        split = len(lines)
+def _parse_buffer_pool(text: str, unparsed: list[str]) -> BufferPool:
+    # the totals, then INDIVIDUAL BUFFER POOL INFO (a line of its own) and the instances
+    at = ("\n" + text + "\n").find("\nINDIVIDUAL BUFFER POOL INFO\n")
     values: dict[str, str] = {}
-    _scan(lines[:split], _BUFFER_POOL, values, unparsed)
+    _scan(text if at < 0 else text[:at], _BUFFER_POOL, values, unparsed)
     ints = _ints(values, _POOL_INTS)
     pct = {k: float(values[k]) if k in values else None for k in ("dirty_pct", "max_dirty_pct")}
-    return _BufferPool(**ints, **pct, instances=_pool_instances(lines[split + 1:], unparsed))
+    instances = () if at < 0 else _pool_instances(text[at + len("INDIVIDUAL BUFFER POOL INFO\n"):], unparsed)
+    return _BufferPool(**ints, **pct, instances=instances)
 
 
-def _pool_instances(lines: list[str], unparsed: list[str]) -> tuple[BufferPoolInstance, ...]:
+# splits "\n" + the instances' text into what comes before the first, then each one's number and lines
+_POOL_SPLIT = re.compile(r"\n---BUFFER POOL (\d{1,20})[^\S\n]*(?=\n|\Z)")
+
+
+def _pool_instances(text: str, unparsed: list[str]) -> tuple[BufferPoolInstance, ...]:
+    parts = _POOL_SPLIT.split("\n" + text)
+    blocks = parts[2::2]
+    if all(_is_rule(line) or not line.strip() for line in parts[0].split("\n")) and not any(
+        "---" in block for block in blocks
+    ):  # the usual form: a line of dashes, then the instances, each without any
+        instances = []
+        for number, block in zip(parts[1::2], blocks):
+            values: dict[str, str] = {}
+            _scan(block[1:], _BUFFER_POOL, values, unparsed)  # block starts with the title's newline
+            instances.append(_BufferPoolInstance(int(number), **_ints(values, _INSTANCE_INTS)))
+        return tuple(instances)
+    return _pool_instance_lines(text.split("\n"), unparsed)
+
+
+def _pool_instance_lines(lines: list[str], unparsed: list[str]) -> tuple[BufferPoolInstance, ...]:
     instances: list[BufferPoolInstance] = []
     number: int | None = None
     block: list[str] = []
@@ -1470,7 +1502,7 @@ def _pool_instances(lines: list[str], unparsed: list[str]) -> tuple[BufferPoolIn
             continue
         if number is not None:
             values: dict[str, str] = {}
-            _scan(block, _BUFFER_POOL, values, unparsed)
+            _scan("\n".join(block), _BUFFER_POOL, values, unparsed)
             instances.append(_BufferPoolInstance(number, **_ints(values, _INSTANCE_INTS)))
         elif any(ln.strip() for ln in block):
             unparsed.extend(ln for ln in block if ln.strip())
@@ -1481,9 +1513,9 @@ def _pool_instances(lines: list[str], unparsed: list[str]) -> tuple[BufferPoolIn
 _ROW_INTS = _int_fields(RowOperations)
 
 
-def _parse_row_operations(lines: list[str], unparsed: list[str]) -> RowOperations:
+def _parse_row_operations(text: str, unparsed: list[str]) -> RowOperations:
     values: dict[str, str] = {}
-    _scan(lines, _ROW_OPERATIONS, values, unparsed)
+    _scan(text, _ROW_OPERATIONS, values, unparsed)
     state = values.get("main_thread_state") or values.get("main_thread_state_b") or values.get("main_thread_state_c")
     return _RowOperations(**_ints(values, _ROW_INTS), main_thread_state=state.strip() if state else None)
 
@@ -1491,7 +1523,7 @@ def _parse_row_operations(lines: list[str], unparsed: list[str]) -> RowOperation
 # ------------------------------------------------------------------------------------- driver
 
 _END = "END OF INNODB MONITOR OUTPUT"
-_SECTIONS: dict[str, tuple[str, Callable[[list[str], list[str]], Any]]] = {
+_SECTIONS: dict[str, tuple[str, Callable[[str, list[str]], Any]]] = {
     "BACKGROUND THREAD": ("background_thread", _parse_background),
     "SEMAPHORES": ("semaphores", _parse_semaphores),
     "LATEST DETECTED DEADLOCK": ("deadlock", _parse_deadlock),
@@ -1502,7 +1534,7 @@ _SECTIONS: dict[str, tuple[str, Callable[[list[str], list[str]], Any]]] = {
     "LOG": ("log", _parse_log),
     "BUFFER POOL AND MEMORY": ("buffer_pool", _parse_buffer_pool),
     "ROW OPERATIONS": ("row_operations", _parse_row_operations),
-    _END: ("", lambda lines, unparsed: None),
+    _END: ("", lambda text, unparsed: None),
 }
 
 
@@ -1560,13 +1592,13 @@ def parse_innodb_status(text: str) -> InnodbStatus:
         if attribute in sections:
             warnings.append(f"section {title} repeated; the first copy was kept")
             continue
-        # the lines between the title and the next section's dashes: a section followed by
-        # another ends with one empty line, as the text between the two ended with a newline
-        body = (text[title_end + 1: marks[k + 1][0]] if k + 1 < len(marks) else text[title_end + 1:]).split("\n")
-        if title_end == len(text):  # the text ends with the title
-            body = []
-        if body and _is_rule(body[0]):  # the dashes under the title
-            del body[0]
+        # the text between the title and the next section's dashes, less the dashes under the
+        # title: a section followed by another ends with a newline
+        body = text[title_end + 1: marks[k + 1][0]] if k + 1 < len(marks) else text[title_end + 1:]
+        if body[:3] == "---":
+            first_end = body.find("\n")
+            if _is_rule(body if first_end < 0 else body[:first_end]):
+                body = "" if first_end < 0 else body[first_end + 1:]
         if attribute == "transactions":
             sections[attribute] = _parse_transactions(body, unparsed, old_header)
         else:
