@@ -4,7 +4,9 @@
                                 [--before GIT_REVISION]
 
 The baseline is text.splitlines() plus one regex search per line: the least any line-based
-parser must do, so ``ratio`` (ours / baseline) is comparable across machines. When innotop is
+parser must do, so ``ratio`` (ours / baseline) is comparable across machines. A second reference,
+``every_number``, finds every number in the text with one C-level findall and converts each to
+int: no structure at all, but each number read once, which a complete parse must also do. When innotop is
 installed (Debian package ``innotop``), its Perl InnoDBParser is timed over the same fixtures in
 the same run by bench/innotop_parse.pl (full lock parsing on, as our parse is complete), and
 compared with ours over the statuses it can parse. Times are process CPU time, best of 3 rounds:
@@ -33,10 +35,15 @@ from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
 
 FIXTURES = ROOT / "tests" / "fixtures" / "innodb_status"
 _NAIVE = re.compile(r"(\d+)")
+_NUMBER = re.compile(r"\d+")
 
 
 def naive(text: str) -> int:
     return sum(1 for line in text.splitlines() if _NAIVE.search(line))
+
+
+def every_number(text: str) -> int:
+    return len(list(map(int, _NUMBER.findall(text))))
 
 
 def per_text_us(fns: list, texts: list[str], repeats: int) -> list[list[float]]:
@@ -115,13 +122,14 @@ def main() -> None:
     paths = sorted(FIXTURES.glob("*.txt"))
     texts = [p.read_text(errors="replace") for p in paths]
     total = sum(len(t.encode()) for t in texts)
-    fns = [parse_innodb_status, naive] + ([parser_at(args.before)] if args.before else [])
-    ours, base, *before_times = per_text_us(fns, texts, args.repeats)
+    fns = [parse_innodb_status, naive, every_number] + ([parser_at(args.before)] if args.before else [])
+    ours, base, numbers, *before_times = per_text_us(fns, texts, args.repeats)
     typical = [i for i, t in enumerate(texts) if 10_000 <= len(t) <= 30_000]
     result = {
         "parser_version": PARSER_VERSION, "python": platform.python_version(), "machine": platform.machine(),
         "statuses": len(texts), "total_bytes": total, "repeats": args.repeats,
         "parser": summary(ours, total), "naive_baseline": summary(base, total),
+        "every_number": summary(numbers, total),
         "ratio_mean": statistics.mean(ours) / statistics.mean(base),
         "typical_10_30kb": {"count": len(typical), "parser_mean_us": statistics.mean(ours[i] for i in typical),
                             "baseline_mean_us": statistics.mean(base[i] for i in typical)} if typical else None,
@@ -141,7 +149,8 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     p, b = result["parser"], result["naive_baseline"]
     print(f"parser: mean {p['mean_us']:.0f} µs, p50 {p['p50_us']:.0f}, p95 {p['p95_us']:.0f}, {p['mb_per_s']:.1f} MB/s; "
-          f"baseline mean {b['mean_us']:.0f} µs; ratio {result['ratio_mean']:.2f}; {len(texts)} statuses, {total} bytes")
+          f"baseline mean {b['mean_us']:.0f} µs; ratio {result['ratio_mean']:.2f}; every number found and "
+          f"converted {result['every_number']['mean_us']:.0f} µs; {len(texts)} statuses, {total} bytes")
     if "before" in result:
         b = result["before"]["parser"]
         print(f"before ({args.before}): mean {b['mean_us']:.0f} µs, p50 {b['p50_us']:.0f}, p95 {b['p95_us']:.0f}; "

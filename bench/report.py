@@ -76,7 +76,8 @@ def table(f: dict) -> str:
          f"host CPU (all processes) {_f(f.get('host_cpu_ms_per_poll'), 2)} ms per poll", "", ""),
         ("`parse_us_per_status` (mean over {} statuses, complete parse)".format(f.get("parse_statuses")),
          _f(f.get("parse_us_per_status")),
-         f"naive line scan {_f(f.get('parse_baseline_us_per_status'))} µs; 10-30 KB statuses: "
+         f"naive line scan {_f(f.get('parse_baseline_us_per_status'))} µs; every number found and converted "
+         f"(one findall, no structure) {_f(f.get('parse_every_number_us_per_status'))} µs; 10-30 KB statuses: "
          f"{_f(f.get('parse_typical_us_per_status'))} vs {_f(f.get('parse_typical_baseline_us_per_status'))} µs",
          "≤ 150 µs", _mark(f, "parse_us_per_status")),
         ("30 days × 10 s history for one server (generate + rollups)", f"{_f(f.get('history_30d_s'), 1)} s",

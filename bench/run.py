@@ -66,6 +66,7 @@ def parse_figures() -> dict:
     return {  # the figure is the mean over the whole corpus; 10-30 KB statuses beside it
         "parse_us_per_status": data["parser"]["mean_us"],
         "parse_baseline_us_per_status": data["naive_baseline"]["mean_us"],
+        "parse_every_number_us_per_status": (data.get("every_number") or {}).get("mean_us"),
         "parse_mb_per_s": data["parser"]["mb_per_s"],
         "parse_typical_us_per_status": typical.get("parser_mean_us"),
         "parse_typical_baseline_us_per_status": typical.get("baseline_mean_us"),

@@ -361,7 +361,7 @@ class InnodbStatus:
     row_operations: RowOperations | None = None
 
 
-def _builder(cls: type) -> Callable[..., Any]:
+def _builder(cls: type, leading: int | None = None) -> Callable[..., Any]:
     """A constructor for a frozen slotted record, three to four times cheaper than its own __init__.
 
     A frozen dataclass's __init__ stores each field through a generic object.__setattr__ call;
@@ -369,17 +369,27 @@ def _builder(cls: type) -> Callable[..., Any]:
     the same __slots__ stores them with specialised bytecode, and its __init__ ends by taking the
     record's class (CPython allows __class__ assignment between identical slot layouts): calling
     the twin returns an ordinary, equal, hashable and still frozen instance of ``cls``.
+
+    With ``leading``, the twin takes the first ``leading`` fields and then one tuple of all the
+    others: records that share those (hundreds of waits on one latch) are built without a
+    20-argument call each.
     """
     names = [f.name for f in fields(cls)]
     scope: dict[str, Any] = {f"_d_{f.name}": f.default for f in fields(cls) if f.default is not MISSING}
-    params = ", ".join(f"{n}=_d_{n}" if f"_d_{n}" in scope else n for n in names)
-    body = "".join(f"    self.{n} = {n}\n" for n in names)
+    if leading is None:
+        params = ", ".join(f"{n}=_d_{n}" if f"_d_{n}" in scope else n for n in names)
+        body = "".join(f"    self.{n} = {n}\n" for n in names)
+    else:
+        params = ", ".join([*names[:leading], "shared"])
+        body = "".join(f"    self.{n} = {n}\n" for n in names[:leading])
+        body += "    (" + ", ".join(f"self.{n}" for n in names[leading:]) + ",) = shared\n"
     scope["_record_class"] = cls
     exec(f"def __init__(self, {params}):\n{body}    self.__class__ = _record_class\n", scope)  # noqa: S102
     return type(f"_{cls.__name__}Twin", (), {"__slots__": cls.__slots__, "__init__": scope["__init__"]})
 
 
 _SemaphoreWait = _builder(SemaphoreWait)
+_SemaphoreWaitOfShared = _builder(SemaphoreWait, leading=4)  # thread_id, file, line, seconds, then the latch's
 _HeldLatch = _builder(HeldLatch)
 _Transaction = _builder(Transaction)
 _IoThread = _builder(IoThread)
@@ -903,13 +913,18 @@ def _parse_semaphores(text: str, unparsed: list[str]) -> Semaphores:
             unparsed_of[rest] = not_read
     counter_lines = [parts[0][1:]] if parts[0] else []
     if unparsed_of or counters_of:  # in the order of the waits, as each block is read
-        for rest in rests:
+        # (5.0-5.5 print the counters after the last wait: usually one block of thousands)
+        for rest in [rest for rest in rests if rest in unparsed_of or rest in counters_of]:
             unparsed.extend(unparsed_of.get(rest, ()))
             counter_lines.extend(counters_of.get(rest, ()))
+    # a pile-up repeats a few line numbers and durations: each is converted once
+    line_of = {line: int(line) for line in set(file_lines)}
+    seconds_of = {secs: float(secs) for secs in set(seconds)}
     waits = [
-        _SemaphoreWait(thread_id, file, line, secs, *fields_of[rest])
+        _SemaphoreWaitOfShared(thread_id, file, line, secs, fields_of[rest])
         for thread_id, file, line, secs, rest in zip(
-            map(int, thread_ids), files, map(int, file_lines), map(float, seconds), rests
+            map(int, thread_ids), files, map(line_of.__getitem__, file_lines), map(seconds_of.__getitem__, seconds),
+            rests,
         )
     ]
     _scan("\n".join(counter_lines), _SEMAPHORE_COUNTERS, values, unparsed)
