@@ -794,7 +794,7 @@ _ROLLED_BACK = re.compile(r"\*\*\* WE ROLL BACK TRANSACTION \((\d+)\)")
 
 def _scan(text: str, table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
     """Match every line of ``text`` against the section table; captured groups land in ``values``."""
-    by_char, default, groups, sequences = table
+    sequences = table[3]
     if sequences:
         whole = text if text[-1:] == "\n" else text + "\n"  # a layout's lines each end with one
         for sequence, names in sequences:
@@ -802,6 +802,46 @@ def _scan(text: str, table: _Table, values: dict[str, str], unparsed: list[str])
             if m is not None:
                 values.update({name: value for name, value in zip(names, m.groups()) if value is not None})
                 return
+    _scan_lines(text, table, values, unparsed)
+
+
+# (id of a layout regex, id of an _int_fields dict) -> (group index, field) of its integer groups,
+# last group first: assigned in that order, the first of two spellings printed wins, as in _ints
+_INT_SPECS: dict[tuple[int, int], tuple[tuple[int, str], ...]] = {}
+
+
+def _scan_ints(
+    text: str, table: _Table, allowed: dict[str, str], unparsed: list[str], values: dict[str, str] | None = None
+) -> dict[str, int | None]:
+    """_scan, then _ints(values, allowed); when a layout matches, the integers come straight from its
+    groups, without the captured text going through ``values`` (filled only when given)."""
+    sequences = table[3]
+    if sequences:
+        whole = text if text[-1:] == "\n" else text + "\n"
+        for sequence, names in sequences:
+            m = sequence.match(whole)
+            if m is None:
+                continue
+            found = m.groups()
+            if values is not None:
+                values.update({name: value for name, value in zip(names, found) if value is not None})
+            spec = _INT_SPECS.get((id(sequence), id(allowed)))
+            if spec is None:
+                spec = _INT_SPECS[(id(sequence), id(allowed))] = tuple(
+                    (index, allowed[name]) for index, name in reversed(list(enumerate(names))) if name in allowed
+                )
+            try:
+                return {field: int(raw) for index, field in spec if (raw := found[index]) is not None}
+            except ValueError:  # a two-word "high low" number
+                return _ints({name: value for name, value in zip(names, found) if value is not None}, allowed)
+    scanned: dict[str, str] = {} if values is None else values
+    _scan_lines(text, table, scanned, unparsed)
+    return _ints(scanned, allowed)
+
+
+def _scan_lines(text: str, table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
+    """_scan's line-by-line reading, for a section that matches none of its table's layouts."""
+    by_char, default, groups, _ = table
     get = by_char.get
     for line in text.split("\n"):
         m = get(line[:1], default).match(line)
@@ -864,9 +904,7 @@ _BACKGROUND_INTS = _int_fields(BackgroundThread)
 
 
 def _parse_background(text: str, unparsed: list[str]) -> BackgroundThread:
-    values: dict[str, str] = {}
-    _scan(text, _BACKGROUND, values, unparsed)
-    return _BackgroundThread(**_ints(values, _BACKGROUND_INTS))
+    return _BackgroundThread(**_scan_ints(text, _BACKGROUND, _BACKGROUND_INTS, unparsed))
 
 
 _SEMAPHORE_INTS = _int_fields(Semaphores)
@@ -887,11 +925,9 @@ _COUNTER_PREFIXES = ("OS WAIT", "Mutex spin", "RW-s", "RW-excl", "Spin ")
 def _parse_semaphores(text: str, unparsed: list[str]) -> Semaphores:
     if "RW-LOCK: " in text or "Locked: " in text:  # 8.1+ RW-LATCH INFO: line by line
         return _parse_semaphore_lines(text.split("\n"), unparsed)
-    values: dict[str, str] = {}
     parts = _WAIT_SPLIT.split("\n" + text) if "--Thread " in text else [text]
     if len(parts) == 1:  # no waits: the counters only
-        _scan(text, _SEMAPHORE_COUNTERS, values, unparsed)
-        return _Semaphores(**_ints(values, _SEMAPHORE_INTS))
+        return _Semaphores(**_scan_ints(text, _SEMAPHORE_COUNTERS, _SEMAPHORE_INTS, unparsed))
     thread_ids, files, file_lines, seconds, rests = parts[1::5], parts[2::5], parts[3::5], parts[4::5], parts[5::5]
     if None in thread_ids:  # a wait line not in the usual form: read line by line
         return _parse_semaphore_lines(text.split("\n"), unparsed)
@@ -927,12 +963,11 @@ def _parse_semaphores(text: str, unparsed: list[str]) -> Semaphores:
             rests,
         )
     ]
-    _scan("\n".join(counter_lines), _SEMAPHORE_COUNTERS, values, unparsed)
-    return _Semaphores(**_ints(values, _SEMAPHORE_INTS), waits=tuple(waits))
+    counters = _scan_ints("\n".join(counter_lines), _SEMAPHORE_COUNTERS, _SEMAPHORE_INTS, unparsed)
+    return _Semaphores(**counters, waits=tuple(waits))
 
 
 def _parse_semaphore_lines(lines: list[str], unparsed: list[str]) -> Semaphores:
-    values: dict[str, str] = {}
     waits: list[SemaphoreWait] = []
     held: list[HeldLatch] = []
     wait_lines: list[str] = []
@@ -957,8 +992,7 @@ def _parse_semaphore_lines(lines: list[str], unparsed: list[str]) -> Semaphores:
             counter_lines.append(line)
     if wait_head is not None:
         waits.append(_semaphore_wait(wait_head, wait_lines, seen, unparsed))
-    _scan("\n".join(counter_lines), _SEMAPHORE_COUNTERS, values, unparsed)
-    counters = _ints(values, _SEMAPHORE_INTS)
+    counters = _scan_ints("\n".join(counter_lines), _SEMAPHORE_COUNTERS, _SEMAPHORE_INTS, unparsed)
     return _Semaphores(**counters, waits=tuple(waits), held_latches=tuple(held))
 
 
@@ -1345,9 +1379,8 @@ def _parse_file_io(text: str, unparsed: list[str]) -> FileIO:
         rest = "\n".join([line for line in lines if not line.startswith("I/O thread ")])
     else:
         threads = _io_threads(text[:block_end])
-    _scan(rest, _FILE_IO, values, unparsed)
     ints: dict[str, int | None] = dict.fromkeys(("pending_normal_aio_reads", "pending_normal_aio_writes"))
-    ints.update(_ints(values, _FILE_IO_INTS))
+    ints.update(_scan_ints(rest, _FILE_IO, _FILE_IO_INTS, unparsed, values))
     # 8.0 prints only the per-thread lists: "Pending normal aio reads: [0, 0, 0, 0] ,"
     for total, listed in (("pending_normal_aio_reads", "read_list"), ("pending_normal_aio_writes", "write_list")):
         if ints[total] is None and values.get(listed):
@@ -1456,9 +1489,7 @@ _LOG_PRINTED = _int_fields(Log, ("checkpoint_age_bytes", "modified_age_bytes"))
 
 
 def _parse_log(text: str, unparsed: list[str]) -> Log:
-    values: dict[str, str] = {}
-    _scan(text, _LOG, values, unparsed)
-    ints = _ints(values, _LOG_PRINTED)
+    ints = _scan_ints(text, _LOG, _LOG_PRINTED, unparsed)
     lsn, checkpoint, pages_flushed = ints.get("lsn"), ints.get("checkpoint_lsn"), ints.get("pages_flushed_lsn")
     checkpoint_age = lsn - checkpoint if lsn is not None and checkpoint is not None else None
     if lsn is not None and pages_flushed is not None:
@@ -1476,8 +1507,7 @@ def _parse_buffer_pool(text: str, unparsed: list[str]) -> BufferPool:
     # the totals, then INDIVIDUAL BUFFER POOL INFO (a line of its own) and the instances
     at = ("\n" + text + "\n").find("\nINDIVIDUAL BUFFER POOL INFO\n")
     values: dict[str, str] = {}
-    _scan(text if at < 0 else text[:at], _BUFFER_POOL, values, unparsed)
-    ints = _ints(values, _POOL_INTS)
+    ints = _scan_ints(text if at < 0 else text[:at], _BUFFER_POOL, _POOL_INTS, unparsed, values)
     pct = {k: float(values[k]) if k in values else None for k in ("dirty_pct", "max_dirty_pct")}
     instances = () if at < 0 else _pool_instances(text[at + len("INDIVIDUAL BUFFER POOL INFO\n"):], unparsed)
     return _BufferPool(**ints, **pct, instances=instances)
@@ -1495,9 +1525,9 @@ def _pool_instances(text: str, unparsed: list[str]) -> tuple[BufferPoolInstance,
     ):  # the usual form: a line of dashes, then the instances, each without any
         instances = []
         for number, block in zip(parts[1::2], blocks):
-            values: dict[str, str] = {}
-            _scan(block[1:], _BUFFER_POOL, values, unparsed)  # block starts with the title's newline
-            instances.append(_BufferPoolInstance(int(number), **_ints(values, _INSTANCE_INTS)))
+            # block starts with the title's newline
+            instances.append(_BufferPoolInstance(int(number), **_scan_ints(block[1:], _BUFFER_POOL, _INSTANCE_INTS,
+                                                                            unparsed)))
         return tuple(instances)
     return _pool_instance_lines(text.split("\n"), unparsed)
 
@@ -1516,9 +1546,8 @@ def _pool_instance_lines(lines: list[str], unparsed: list[str]) -> tuple[BufferP
                 block.append(line)
             continue
         if number is not None:
-            values: dict[str, str] = {}
-            _scan("\n".join(block), _BUFFER_POOL, values, unparsed)
-            instances.append(_BufferPoolInstance(number, **_ints(values, _INSTANCE_INTS)))
+            instances.append(_BufferPoolInstance(number, **_scan_ints("\n".join(block), _BUFFER_POOL, _INSTANCE_INTS,
+                                                                       unparsed)))
         elif any(ln.strip() for ln in block):
             unparsed.extend(ln for ln in block if ln.strip())
         number, block = int(m.group(1)), []
@@ -1530,9 +1559,9 @@ _ROW_INTS = _int_fields(RowOperations)
 
 def _parse_row_operations(text: str, unparsed: list[str]) -> RowOperations:
     values: dict[str, str] = {}
-    _scan(text, _ROW_OPERATIONS, values, unparsed)
+    ints = _scan_ints(text, _ROW_OPERATIONS, _ROW_INTS, unparsed, values)
     state = values.get("main_thread_state") or values.get("main_thread_state_b") or values.get("main_thread_state_c")
-    return _RowOperations(**_ints(values, _ROW_INTS), main_thread_state=state.strip() if state else None)
+    return _RowOperations(**ints, main_thread_state=state.strip() if state else None)
 
 
 # ------------------------------------------------------------------------------------- driver
