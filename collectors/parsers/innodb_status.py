@@ -1101,8 +1101,9 @@ _TRXS = re.compile(
     r"^---TRANSACTION (\(0x[0-9a-f]+\)|[0-9A-Fa-f]{1,20}(?: \d{1,20})?), "
     r"(not started|ACTIVE(?: \(PREPARED\))?|[A-Z][A-Z ]*[A-Z])(?: (\d{1,20}) sec)?"
     r"(?:, process no (\d{1,20}), OS thread id (\d{1,20}))?,? ?([^\n]*)$"
-    # one line under the header (checked first by a quick scan of it), the thread line
-    r"(?:(?=\n[^\n]*+\n---TRANSACTION )"
+    # one line under the header, the thread line (its [^\n]*+ cannot reach into a second line, so
+    # the lookahead after it fails at once when more lines follow)
+    r"(?:"
     r"\n(?:MySQL|MariaDB) thread id (\d{1,20}), (?:OS thread handle (\S+), )?query id (\d{1,20}) ?([^\n]*+)"
     r"(?=\n---TRANSACTION )|((?:\n(?!---TRANSACTION )[^\n]*)*))", re.MULTILINE
 )
