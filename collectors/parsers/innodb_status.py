@@ -792,17 +792,27 @@ _DEADLOCK_MARK = re.compile(r"\n\*\*\* (?:(\(\d+\) TRANSACTION:)|WE ROLL BACK)")
 _ROLLED_BACK = re.compile(r"\*\*\* WE ROLL BACK TRANSACTION \((\d+)\)")
 
 
-def _scan(text: str, table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
-    """Match every line of ``text`` against the section table; captured groups land in ``values``."""
+def _layout_match(text: str, table: _Table) -> tuple[re.Pattern[str], tuple[str, ...], tuple[Any, ...]] | None:
+    """The first of the table's layouts that matches the whole of ``text``: the layout, its group
+    names and the groups' values; None when none does (or the table has none)."""
     sequences = table[3]
     if sequences:
         whole = text if text[-1:] == "\n" else text + "\n"  # a layout's lines each end with one
         for sequence, names in sequences:
             m = sequence.match(whole)
             if m is not None:
-                values.update({name: value for name, value in zip(names, m.groups()) if value is not None})
-                return
-    _scan_lines(text, table, values, unparsed)
+                return sequence, names, m.groups()
+    return None
+
+
+def _scan(text: str, table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
+    """Match every line of ``text`` against the section table; captured groups land in ``values``."""
+    layout = _layout_match(text, table)
+    if layout is None:
+        _scan_lines(text, table, values, unparsed)
+        return
+    _, names, found = layout
+    values.update({name: value for name, value in zip(names, found) if value is not None})
 
 
 # (id of a layout regex, id of an _int_fields dict) -> (group index, field) of its integer groups,
@@ -815,28 +825,23 @@ def _scan_ints(
 ) -> dict[str, int | None]:
     """_scan, then _ints(values, allowed); when a layout matches, the integers come straight from its
     groups, without the captured text going through ``values`` (filled only when given)."""
-    sequences = table[3]
-    if sequences:
-        whole = text if text[-1:] == "\n" else text + "\n"
-        for sequence, names in sequences:
-            m = sequence.match(whole)
-            if m is None:
-                continue
-            found = m.groups()
-            if values is not None:
-                values.update({name: value for name, value in zip(names, found) if value is not None})
-            spec = _INT_SPECS.get((id(sequence), id(allowed)))
-            if spec is None:
-                spec = _INT_SPECS[(id(sequence), id(allowed))] = tuple(
-                    (index, allowed[name]) for index, name in reversed(list(enumerate(names))) if name in allowed
-                )
-            try:
-                return {field: int(raw) for index, field in spec if (raw := found[index]) is not None}
-            except ValueError:  # a two-word "high low" number
-                return _ints({name: value for name, value in zip(names, found) if value is not None}, allowed)
-    scanned: dict[str, str] = {} if values is None else values
-    _scan_lines(text, table, scanned, unparsed)
-    return _ints(scanned, allowed)
+    layout = _layout_match(text, table)
+    if layout is None:
+        scanned: dict[str, str] = {} if values is None else values
+        _scan_lines(text, table, scanned, unparsed)
+        return _ints(scanned, allowed)
+    sequence, names, found = layout
+    if values is not None:
+        values.update({name: value for name, value in zip(names, found) if value is not None})
+    spec = _INT_SPECS.get((id(sequence), id(allowed)))
+    if spec is None:
+        spec = _INT_SPECS[(id(sequence), id(allowed))] = tuple(
+            (index, allowed[name]) for index, name in reversed(list(enumerate(names))) if name in allowed
+        )
+    try:
+        return {field: int(raw) for index, field in spec if (raw := found[index]) is not None}
+    except ValueError:  # a two-word "high low" number
+        return _ints({name: value for name, value in zip(names, found) if value is not None}, allowed)
 
 
 def _scan_lines(text: str, table: _Table, values: dict[str, str], unparsed: list[str]) -> None:
@@ -922,6 +927,11 @@ _WAIT_SPLIT = re.compile(
 _COUNTER_PREFIXES = ("OS WAIT", "Mutex spin", "RW-s", "RW-excl", "Spin ")
 
 
+def _is_counter_line(line: str) -> bool:
+    """A semaphore counter line (the first-character test saves the prefix tests on most lines)."""
+    return line[:1] in "OMRS" and line.startswith(_COUNTER_PREFIXES)
+
+
 def _parse_semaphores(text: str, unparsed: list[str]) -> Semaphores:
     if "RW-LOCK: " in text or "Locked: " in text:  # 8.1+ RW-LATCH INFO: line by line
         return _parse_semaphore_lines(text.split("\n"), unparsed)
@@ -937,12 +947,13 @@ def _parse_semaphores(text: str, unparsed: list[str]) -> Semaphores:
     unparsed_of: dict[str, list[str]] = {}
     counters_of: dict[str, list[str]] = {}
     for rest in dict.fromkeys(rests):
-        wait_lines = rest.split("\n")[1:]  # rest starts with the newline ending the --Thread line
-        # counter lines printed after the waits are read with the counters
-        counters = [ln for ln in wait_lines if ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES)]
+        # rest starts with the newline ending the --Thread line; counter lines printed after the
+        # waits are read with the counters
+        wait_lines, counters = [], []
+        for line in rest.split("\n")[1:]:
+            (counters if _is_counter_line(line) else wait_lines).append(line)
         if counters:
             counters_of[rest] = counters
-            wait_lines = [ln for ln in wait_lines if not (ln[:1] in "OMRS" and ln.startswith(_COUNTER_PREFIXES))]
         not_read: list[str] = []
         fields_of[rest] = _wait_fields("\n".join(wait_lines), not_read)
         if not_read:
@@ -984,9 +995,7 @@ def _parse_semaphore_lines(lines: list[str], unparsed: list[str]) -> Semaphores:
                 unparsed.append(line)
         elif first in "RL" and line.startswith(("RW-LOCK: ", "Locked: ")):
             _held_latch(line, held, unparsed)
-        elif wait_head is not None and (
-            first not in "OMRS" or not line.startswith(("OS WAIT", "Mutex spin", "RW-s", "RW-excl", "Spin "))
-        ):
+        elif wait_head is not None and not _is_counter_line(line):
             wait_lines.append(line)
         else:
             counter_lines.append(line)
