@@ -10,7 +10,7 @@ import time
 import MySQLdb
 
 from collectors.tasks import poll_once
-from dashboard.models import CollectorRun, Server
+from servers.models import CollectorRun, Server
 
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 USER = "innowatch_bench"

@@ -76,8 +76,8 @@ def parse_figures() -> dict:
 
 def storage_figures(now: dt.datetime) -> dict:
     from bench import storage
-    from dashboard.history import generate_history
-    from dashboard.models import Server
+    from timeseries.history import generate_history
+    from servers.models import Server
 
     rows = storage.synthetic_rows(40, 6, now - dt.timedelta(days=2))
     log(f"ingest vs COPY over {len(rows)} rows")
@@ -97,7 +97,7 @@ def read_figures(now: dt.datetime) -> dict:
     from django.test import Client
 
     from bench import reads
-    from dashboard.models import Server
+    from servers.models import Server
 
     client = Client()
     client.force_login(get_user_model().objects.create_superuser("bench", "", "bench-" + str(time.time())))
@@ -118,7 +118,7 @@ def _recent_history(now: dt.datetime) -> bool:
     """Whether a previous run left bench30d-001's 30 days of history, ending within the last 6 hours."""
     from django.db.models import Max, Min
 
-    from dashboard.models import InnodbSample
+    from timeseries.models import InnodbSample
 
     span = InnodbSample.objects.filter(server__name="bench30d-001").aggregate(first=Min("ts"), last=Max("ts"))
     return bool(span["first"] and span["first"] <= now - dt.timedelta(days=29, hours=18)
@@ -131,8 +131,8 @@ def page_only_figures(now: dt.datetime) -> dict:
     from django.db import connection
 
     from bench import pages, reads
-    from dashboard.history import generate_history
-    from dashboard.models import Server
+    from timeseries.history import generate_history
+    from servers.models import Server
 
     if not _recent_history(now):
         log("no recent 30-day history in the bench database: recreating it")

@@ -7,8 +7,9 @@ import time
 
 from django.db import connection, transaction
 
-from dashboard import history, ingest, partitions
-from dashboard.models import InnodbSample, Server
+from timeseries import history, ingest, partitions
+from servers.models import Server
+from timeseries.models import InnodbSample
 
 TABLE = InnodbSample._meta.db_table
 

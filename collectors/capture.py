@@ -1,4 +1,4 @@
-"""Record a live server to a JSON-lines capture file (read back by dashboard.imports).
+"""Record a live server to a JSON-lines capture file (read back by collectors.imports).
 
 One object per reading, all readings of one poll sharing its `ts` (ISO 8601, UTC, microseconds):
 
@@ -85,7 +85,7 @@ def store_as_poll(server) -> ReadingHook:
     """A hook that stores each reading exactly as a poll of `server` would (collectors.tasks)."""
     from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
     from collectors.tasks import _update_server_identity
-    from dashboard import ingest
+    from timeseries import ingest
 
     def store(reading: sources.ServerReading) -> None:
         ingest.save_innodb_sample(

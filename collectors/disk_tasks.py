@@ -4,7 +4,7 @@ The same worker code runs on the DB host as a Celery worker bound to the queue `
 (`celery -A dashboard worker -Q host.<name>`); `Server.host_agent = <name>` makes the fan-out
 send that server's disk polls there. A server on this host with no agent is read by the ordinary
 worker; a remote server with no agent gets no disk poll (its disks are not readable from here).
-Raw counters are stored as printed; metrics are derived at read time (dashboard.disk_series).
+Raw counters are stored as printed; metrics are derived at read time (timeseries.disk_series).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from celery import shared_task
 from django.utils import timezone
 
 from collectors.parsers.diskstats import parse_proc_diskstats
-from dashboard.disk_ingest import save_disk_samples
-from dashboard.models import CollectorRun, Server
+from timeseries.disk_ingest import save_disk_samples
+from servers.models import CollectorRun, Server
 
 log = logging.getLogger(__name__)
 PROC_DISKSTATS = Path("/proc/diskstats")

@@ -14,9 +14,11 @@ from django.utils import timezone
 
 from collectors import disk_tasks, sources
 from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
-from dashboard import changes, ingest, spool
-from dashboard.crypto import SecretDecryptionError
-from dashboard.models import CollectorRun, Server
+from collectors import spool
+from timeseries import poll_events
+from timeseries import ingest
+from servers.crypto import SecretDecryptionError
+from servers.models import CollectorRun, Server
 
 log = logging.getLogger(__name__)
 _redis_client: redis.Redis | None = None
@@ -182,7 +184,7 @@ def _update_server_identity(server: Server, reading: sources.ServerReading) -> N
         fields += ["variables", "variables_at"]
     server.save(update_fields=fields)
     # Detected tuning changes and restarts (issue 7): a diff against the previous snapshot.
-    changes.after_poll(
+    poll_events.after_poll(
         server, reading.captured_at, old_variables=old_variables, new_variables=reading.variables,
         global_status=reading.global_status, setters=getattr(reading, "variable_setters", None),
     )

@@ -13,10 +13,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
 app = Celery("innowatch")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["collectors", "dashboard"])
-app.autodiscover_tasks(["dashboard"], related_name="alerting")
-app.autodiscover_tasks(["dashboard"], related_name="notify")
-app.autodiscover_tasks(["dashboard"], related_name="spool")
+app.autodiscover_tasks(["collectors", "timeseries"])
+app.autodiscover_tasks(["alerting"], related_name="evaluation")
+app.autodiscover_tasks(["alerting"], related_name="notify")
+app.autodiscover_tasks(["collectors"], related_name="spool")
 
 app.conf.beat_schedule = {
     "schedule-polls": {
@@ -30,23 +30,23 @@ app.conf.beat_schedule = {
         "options": {"expires": 10.0},
     },
     "maintain-partitions": {
-        "task": "dashboard.maintain_partitions",
+        "task": "timeseries.maintain_partitions",
         "schedule": 3600.0,
         "options": {"expires": 600.0},
     },
     "build-rollups": {
-        "task": "dashboard.build_rollups",
+        "task": "timeseries.build_rollups",
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
     "evaluate-alerts": {
-        "task": "dashboard.evaluate_alerts",
+        "task": "alerting.evaluate_alerts",
         "schedule": 10.0,
         "options": {"expires": 10.0},
     },
-    # Readings spooled in Redis while PostgreSQL was unavailable (dashboard/spool.py).
+    # Readings spooled in Redis while PostgreSQL was unavailable (collectors/spool.py).
     "drain-spool": {
-        "task": "dashboard.drain_spool",
+        "task": "collectors.drain_spool",
         "schedule": 10.0,
         "options": {"expires": 10.0},
     },
@@ -56,7 +56,7 @@ app.conf.beat_schedule = {
 @worker_init.connect
 def _refuse_to_start_with_wrong_key(**kwargs):
     """A worker with the wrong encryption key would fail every poll: stop it at startup instead."""
-    from dashboard.checks import stored_secrets_readable
+    from servers.checks import stored_secrets_readable
 
     problem = stored_secrets_readable()
     if problem:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from dashboard.metrics import METRICS
-from dashboard.thresholds import ServerLimits
+from timeseries.metrics import METRICS
+from timeseries.thresholds import ServerLimits
 
 MiB = 1024 * 1024
 # Colours: limits read from calm to alarming; the same everywhere.
@@ -102,7 +102,7 @@ def simple_charts() -> list[dict]:
 def disk_chart() -> dict | None:
     """Disk under the datadir / redo log (issue 4's disk_* series); None if not served."""
     try:
-        from dashboard.metrics import DISK_METRICS
+        from timeseries.metrics import DISK_METRICS
     except ImportError:
         return None
     left = [("disk_r_s", "reads/s"), ("disk_w_s", "writes/s"), ("disk_wr_rt_ms", "wr_rt (ms)")]

@@ -25,8 +25,11 @@ import MySQLdb
 from django.conf import settings
 
 from collectors.tasks import poll_once
-from dashboard import alerting, effects
-from dashboard.models import AlertEvent, AlertState, Annotation, Server
+from alerting import evaluation as alerting
+from annotations import effects
+from alerting.models import AlertEvent, AlertState
+from annotations.models import Annotation
+from servers.models import Server
 
 DEMO_DB = "innowatch_demo"
 TABLES, TABLE_SIZE, THREADS = 8, 200_000, 8

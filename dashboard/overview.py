@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.db.models import Count
 
-from dashboard.thresholds import ServerLimits, runway_minutes, server_limits
+from timeseries.thresholds import ServerLimits, runway_minutes, server_limits
 
 SPARK_MINUTES = 60
 RUNWAY_WINDOW_S = 300.0
@@ -126,7 +126,7 @@ def _rollup_boundary(now: dt.datetime) -> dt.datetime | None:
     """Start of the minute before which the 1-minute rollup is final, keeping a raw tail for
     the runway; None when rollups are not built (raw rows only)."""
     try:
-        from dashboard.models import RollupState
+        from timeseries.models import RollupState
     except ImportError:
         return None
     state = RollupState.objects.filter(resolution="1m").first()
@@ -139,7 +139,7 @@ def _rollup_boundary(now: dt.datetime) -> dt.datetime | None:
 def firing_alerts(server_ids: list[int]) -> dict[int, tuple[int, int]]:
     """(firing, of which critical) per server; empty if alerting is not installed."""
     try:
-        from dashboard.models import AlertState
+        from alerting.models import AlertState
     except ImportError:
         return {}
     rows = (

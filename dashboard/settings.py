@@ -84,6 +84,12 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "accounts.apps.AccountsConfig",
+    "servers.apps.ServersConfig",
+    "timeseries.apps.TimeseriesConfig",
+    "annotations.apps.AnnotationsConfig",
+    "alerting.apps.AlertingConfig",
+    "collectors.apps.CollectorsConfig",
     "dashboard.apps.DashboardConfig",
 ]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
-
 import redis
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
@@ -12,8 +10,11 @@ from django.utils import timezone
 
 from collectors.tasks import last_heartbeat
 from dashboard import charts
-from dashboard.api import BadRequest, parse_time, server_status
-from dashboard.models import CollectorRun, DiskSample, RawStatus, Server
+from servers.api_params import BadRequest, parse_time
+from servers.status import server_status
+from timeseries.raw import deadlock_section, raw_status_at, status_text
+from servers.models import CollectorRun, Server
+from timeseries.models import DiskSample, RawStatus
 from dashboard.overview import overview_rows
 
 
@@ -64,33 +65,6 @@ def server_detail(request, server_id: int):
         "page_config": charts.page_config(server, limits, DiskSample.objects.filter(server=server).exists()),
         "recent_runs": recent_runs,
     })
-
-
-def raw_status_at(server, at) -> RawStatus | None:
-    """The stored status nearest at or before ``at``; the first one after if none is before."""
-    rows = RawStatus.objects.filter(server=server)
-    return rows.filter(ts__lte=at).order_by("-ts").first() or rows.filter(ts__gt=at).order_by("ts").first()
-
-
-def status_text(raw: RawStatus | None) -> str:
-    if raw is None:
-        return ""
-    return zlib.decompress(bytes(raw.text_zlib)).decode("utf-8", errors="replace")
-
-
-def deadlock_section(text: str) -> str:
-    """The LATEST DETECTED DEADLOCK section, header to the next section header ('---…' / '===…')."""
-    start = text.find("LATEST DETECTED DEADLOCK")
-    if start < 0:
-        return ""
-    lines = text[start:].splitlines()
-    out = lines[:2]
-    for i, line in enumerate(lines[2:], start=2):
-        # A section ends where a new "-----\nTITLE\n-----" header begins.
-        if set(line.strip()) == {"-"} and i + 2 < len(lines) and set(lines[i + 2].strip()) == {"-"}:
-            break
-        out.append(line)
-    return "\n".join(out).rstrip()
 
 
 @login_required

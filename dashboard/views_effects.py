@@ -6,8 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from dashboard import effects
-from dashboard.models import Annotation
+from annotations import effects
+from annotations.models import Annotation
 
 
 @login_required

@@ -74,7 +74,7 @@ def monitor_account():
 @pytest.fixture
 def local_server(db, monitor_account):
     """The shared scenario: the machine's MariaDB registered as a monitored server."""
-    from dashboard.models import Server
+    from servers.models import Server
 
     server = Server(name="local-mariadb", host="127.0.0.1", port=3306, user=monitor_account["user"],
                     poll_interval_s=1, tags=["local", "primary"])
@@ -90,7 +90,7 @@ def admin_user(db, django_user_model):
 
 @pytest.fixture
 def api_token(admin_user):
-    from dashboard.models import ApiToken
+    from accounts.models import ApiToken
 
     _, key = ApiToken.issue(admin_user, "tests")
     return key

@@ -7,7 +7,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from dashboard.migration_ops import CreatePartitionedModel
+from timeseries.migration_ops import CreatePartitionedModel
 
 
 class Migration(migrations.Migration):

@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from dashboard.migration_ops import CreatePartitionedModel
+from timeseries.migration_ops import CreatePartitionedModel
 
 
 class Migration(migrations.Migration):

@@ -10,7 +10,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_add_edit_and_delete_an_annotation_on_the_server_page(browser, live_server, admin_user, local_server):
-    from dashboard.models import Annotation
+    from annotations.models import Annotation
 
     page = browser.new_page()
     login(page, live_server.url)

@@ -28,7 +28,7 @@ PAYLOAD = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwne
 
 
 def make_server(name, *, tags=("primary",), sample_age_s=4.0, **kw):
-    from dashboard.models import Server
+    from servers.models import Server
 
     fields = {"host": "db.example", "flavor": "mariadb", "version": "10.11.6-MariaDB", "variables": VARIABLES,
               "poll_interval_s": 10, "last_poll_status": "ok",
@@ -46,7 +46,7 @@ def status_text(ts: dt.datetime) -> str:
 
 def store_disk(server, stamps):
     """/proc/diskstats counters of the datadir device: writes follow the flush bursts."""
-    from dashboard.models import DiskSample
+    from timeseries.models import DiskSample
 
     writes = io_ms = write_ms = 0
     rows = []
@@ -66,8 +66,8 @@ def store_disk(server, stamps):
 def store_history(server, *, n=720, step_s=5.0, level=0.6, wave=0.35):
     """An hour of spiky flushing: checkpoint age saw-tooths towards the async point, flushing
     bursts when it gets there; counters are cumulative as the server prints them."""
-    from dashboard.models import InnodbSample, RawStatus, SemaphoreWaitSample
-    from dashboard.partitions import ensure_partitions_for
+    from timeseries.models import InnodbSample, RawStatus, SemaphoreWaitSample
+    from timeseries.partitions import ensure_partitions_for
 
     end = server.last_sample_at
     stamps = [end - dt.timedelta(seconds=step_s * (n - 1 - i)) for i in range(n)]
@@ -147,7 +147,7 @@ def test_overview_puts_the_server_nearest_to_a_stall_on_top_and_sorts(page, live
     names = page.eval_on_selector_all("#servers tbody tr", "rows => rows.map(r => r.dataset.name)")
     assert names == sorted(names)
 
-    from dashboard.models import Server
+    from servers.models import Server
 
     Server.objects.filter(name="replica-1").update(last_poll_status="unreachable")
     page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")  # back to the tab: refresh now

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_effect_page_draws_both_windows_around_the_change(browser, live_server, admin_user, local_server):
     import datetime as dt
 
-    from dashboard.models import Annotation
+    from annotations.models import Annotation
 
     local_server.poll_interval_s = 10
     local_server.save()

@@ -15,8 +15,10 @@ from django.core.management import call_command
 from analysis.diskstats import diskstats_metrics
 from collectors.parsers.diskstats import parse_pt_diskstats_samples
 from collectors.parsers.innodb_status import parse_innodb_status
-from dashboard.models import Annotation, DiskSample, InnodbSample, RawStatus, Server, VariableChange
-from dashboard.imports import import_capture
+from annotations.models import Annotation
+from servers.models import Server, VariableChange
+from timeseries.models import DiskSample, InnodbSample, RawStatus
+from collectors.imports import import_capture
 from tests.conftest import MARIADB, write_load
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,8 @@ from collectors import disk_tasks
 from collectors.parsers.diskstats import parse_proc_diskstats, parse_pt_diskstats_samples
 from collectors.sources_disk import device_for_path
 from collectors.tasks import poll_once, schedule_polls
-from dashboard.models import CollectorRun, DiskSample, Server
+from servers.models import CollectorRun, Server
+from timeseries.models import DiskSample
 from tests.conftest import FIXTURES, write_load
 
 pytestmark = pytest.mark.django_db
@@ -117,8 +118,8 @@ def test_disk_series_default_to_the_datadir_device_and_see_the_load_writes(local
 
 
 def test_a_disk_counter_that_goes_down_gives_no_value_rather_than_a_spike(local_server):
-    from dashboard.disk_ingest import save_disk_samples
-    from dashboard.disk_series import interval_metrics
+    from timeseries.disk_ingest import save_disk_samples
+    from timeseries.disk_series import interval_metrics
 
     snapshots = parse_pt_diskstats_samples((PT_STALK / "2018_03_05_13_24_55-diskstats").read_text())
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -14,7 +14,7 @@ from collectors.tasks import poll_once
 
 @pytest.mark.django_db
 def test_reparse_rewrites_text_columns_from_the_stored_raw_text(local_server):
-    from dashboard.models import InnodbSample, RawStatus
+    from timeseries.models import InnodbSample, RawStatus
 
     run = poll_once(local_server)
     assert run.status != "failed", run.error

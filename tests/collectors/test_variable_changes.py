@@ -8,8 +8,11 @@ import datetime as dt
 import pytest
 
 from collectors.tasks import poll_once
-from dashboard import changes, ingest
-from dashboard.models import Annotation, CollectorRun, VariableChange
+from servers import changes
+from timeseries import poll_events
+from timeseries import ingest
+from annotations.models import Annotation
+from servers.models import CollectorRun, VariableChange
 
 T0 = dt.datetime(2026, 11, 3, 12, 0, tzinfo=dt.UTC)
 
@@ -53,7 +56,7 @@ def test_diff_lists_added_removed_and_changed_but_not_volatile_gtid_positions():
 
 
 def test_setter_from_variables_info_is_kept_with_the_change(local_server):
-    made = changes.after_poll(
+    made = poll_events.after_poll(
         local_server, T0, old_variables={"innodb_adaptive_flushing": "OFF"},
         new_variables={"innodb_adaptive_flushing": "ON"}, global_status={},
         setters={"innodb_adaptive_flushing": "dba@10.0.0.9 (DYNAMIC)"},
@@ -69,7 +72,7 @@ def _store_sample(server, ts, uptime_s):
 def test_uptime_going_down_between_two_samples_is_a_restart_annotation(local_server):
     _store_sample(local_server, T0, 86_400)
     _store_sample(local_server, T0 + dt.timedelta(seconds=10), 3)
-    made = changes.after_poll(local_server, T0 + dt.timedelta(seconds=10), old_variables=None,
+    made = poll_events.after_poll(local_server, T0 + dt.timedelta(seconds=10), old_variables=None,
                               new_variables=None, global_status={"Uptime": "3"})
     assert [a.kind for a in made] == [Annotation.Kind.RESTART]
     # Placed when the server came back up, not at the poll that noticed it.
@@ -79,7 +82,7 @@ def test_uptime_going_down_between_two_samples_is_a_restart_annotation(local_ser
 
 def test_uptime_going_up_is_not_a_restart(local_server):
     _store_sample(local_server, T0, 100)
-    assert changes.after_poll(local_server, T0 + dt.timedelta(seconds=10), old_variables=None,
+    assert poll_events.after_poll(local_server, T0 + dt.timedelta(seconds=10), old_variables=None,
                               new_variables=None, global_status={"Uptime": "110"}) == []
 
 

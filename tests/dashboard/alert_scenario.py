@@ -15,7 +15,7 @@ def at(offset_s: float) -> dt.datetime:
 
 
 def make_server(name: str = "alert-db", tags=("primary",), **kw):
-    from dashboard.models import Server
+    from servers.models import Server
 
     return Server.objects.create(
         name=name, host="127.0.0.1", flavor="mariadb", version="10.11.6-MariaDB",
@@ -24,8 +24,8 @@ def make_server(name: str = "alert-db", tags=("primary",), **kw):
 
 def store(server, rows: list[tuple[float, dict]], base: dt.datetime = T0) -> None:
     """InnodbSample rows at base+offset; every row states Innodb_checkpoint_max_age like 10.11."""
-    from dashboard.models import InnodbSample
-    from dashboard.partitions import ensure_partitions_for
+    from timeseries.models import InnodbSample
+    from timeseries.partitions import ensure_partitions_for
 
     stamps = [base + dt.timedelta(seconds=off) for off, _ in rows]
     ensure_partitions_for(stamps)
@@ -41,7 +41,7 @@ def age_pct(pct_of_async: float) -> dict:
 
 def only_rules(*specs: dict):
     """Disable the built-in rules and create the given ones, so each test sees only its own."""
-    from dashboard.models import AlertRule
+    from alerting.models import AlertRule
 
     AlertRule.objects.update(enabled=False)
     defaults = {"op": ">", "for_s": 0, "keep_firing_s": 0, "severity": "warning"}
@@ -49,14 +49,14 @@ def only_rules(*specs: dict):
 
 
 def tick(offset_s: float, base: dt.datetime = T0):
-    from dashboard.alerting import evaluate_alerts_now
+    from alerting.evaluation import evaluate_alerts_now
 
     return evaluate_alerts_now(now=base + dt.timedelta(seconds=offset_s))
 
 
 def transitions(server=None) -> list[tuple[str, str, float]]:
     """(rule, state, seconds after T0) of the recorded events, oldest first."""
-    from dashboard.models import AlertEvent
+    from alerting.models import AlertEvent
 
     events = AlertEvent.objects.select_related("rule").order_by("ts", "pk")
     if server is not None:
@@ -66,8 +66,6 @@ def transitions(server=None) -> list[tuple[str, str, float]]:
 
 def install_builtin_rules() -> None:
     """Run the data migration's installer: transactional tests elsewhere flush its rows."""
-    import importlib
+    from alerting import builtin_rules
 
-    from django.apps import apps
-
-    importlib.import_module("dashboard.migrations.0003_builtin_alert_rules").install(apps, None)
+    builtin_rules.install()

@@ -15,20 +15,20 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def webhook_channel(db):
-    from dashboard.models import NotificationChannel
+    from alerting.models import NotificationChannel
 
     return NotificationChannel.objects.create(name="hook", kind="webhook", target="http://127.0.0.1:9/none")
 
 
 def deliveries():
-    from dashboard.models import NotificationDelivery
+    from alerting.models import NotificationDelivery
 
     return list(NotificationDelivery.objects.order_by("pk").values_list("kind", "payload"))
 
 
 def test_builtin_rules_are_installed_and_name_known_metrics():
-    from dashboard.alerting import metric_choices
-    from dashboard.models import AlertRule
+    from alerting.evaluation import metric_choices
+    from alerting.models import AlertRule
 
     install_builtin_rules()
 
@@ -42,7 +42,7 @@ def test_builtin_rules_are_installed_and_name_known_metrics():
 
 
 def test_checkpoint_age_is_compared_with_the_servers_own_async_and_stall_points():
-    from dashboard.alerting import History
+    from alerting.evaluation import History
 
     server = make_server()
     store(server, [(0, {"checkpoint_age_bytes": 28_000_000})])
@@ -54,7 +54,7 @@ def test_checkpoint_age_is_compared_with_the_servers_own_async_and_stall_points(
 
 
 def test_runway_is_the_time_to_the_stall_point_at_the_current_redo_rate():
-    from dashboard.alerting import History
+    from alerting.evaluation import History
 
     server = make_server()
     # Checkpoint age grows 10,000 bytes/s from 20 MB, sampled every 10 s for 5 minutes.
@@ -126,7 +126,7 @@ def test_alerts_firing_together_on_one_server_are_one_message(webhook_channel):
 
 
 def test_rules_apply_only_to_their_servers_and_tags():
-    from dashboard.models import AlertState
+    from alerting.models import AlertState
 
     tagged, other = make_server("tagged", tags=["primary"]), make_server("other", tags=["replica"])
     [rule] = only_rules({"name": "hll", "metric": "history_list_length", "threshold": 10, "tags": ["primary"]})
@@ -142,7 +142,8 @@ def test_rules_apply_only_to_their_servers_and_tags():
 
 
 def test_stale_collection_and_failing_polls_alert():
-    from dashboard.models import AlertState, CollectorRun
+    from alerting.models import AlertState
+    from servers.models import CollectorRun
 
     server = make_server()
     only_rules({"name": "stale", "metric": "sample_age_s", "threshold": 60},
@@ -157,7 +158,7 @@ def test_stale_collection_and_failing_polls_alert():
 
 
 def test_a_silence_mutes_matching_alerts_and_a_late_firing_notice_follows_its_end(webhook_channel, admin_user):
-    from dashboard.models import AlertEvent, Silence
+    from alerting.models import AlertEvent, Silence
 
     server, other = make_server(), make_server("other-db", tags=["replica"])
     only_rules({"name": "hll", "metric": "history_list_length", "threshold": 10})
@@ -176,8 +177,8 @@ def test_a_silence_mutes_matching_alerts_and_a_late_firing_notice_follows_its_en
 
 
 def test_silence_matchers_on_tag_and_severity(admin_user):
-    from dashboard.alerting import silence_matcher
-    from dashboard.models import Silence
+    from alerting.evaluation import silence_matcher
+    from alerting.models import Silence
 
     server = make_server(tags=["primary", "eu"])
     warn, crit = only_rules({"name": "w", "metric": "history_list_length", "threshold": 1},
@@ -190,11 +191,8 @@ def test_silence_matchers_on_tag_and_severity(admin_user):
 
 
 def test_a_maintenance_annotation_silences_its_server_for_its_range(webhook_channel):
-    from dashboard.alerting import annotation_model
+    from annotations.models import Annotation
 
-    Annotation = annotation_model()
-    if Annotation is None:
-        pytest.skip("the Annotation model (annotations feature) is not installed yet")
     server, other = make_server(), make_server("other-db", tags=["replica"])
     only_rules({"name": "hll", "metric": "history_list_length", "threshold": 10})
     fields = {f.name for f in Annotation._meta.get_fields()}
@@ -206,9 +204,10 @@ def test_a_maintenance_annotation_silences_its_server_for_its_range(webhook_chan
     assert [p["server"] for _, p in deliveries()] == ["other-db"]
 
 
-def test_acknowledging_records_who_and_why_and_annotates_when_annotations_exist(admin_user):
-    from dashboard.alerting import acknowledge, annotation_model
-    from dashboard.models import AlertState
+def test_acknowledging_records_who_and_why_and_annotates(admin_user):
+    from alerting.evaluation import acknowledge
+    from annotations.models import Annotation
+    from alerting.models import AlertState
 
     server = make_server()
     only_rules({"name": "hll", "metric": "history_list_length", "threshold": 10})
@@ -218,13 +217,11 @@ def test_acknowledging_records_who_and_why_and_annotates_when_annotations_exist(
     acknowledge(state, admin_user, "purge threads raised", now=at(5))
     state.refresh_from_db()
     assert (state.acknowledged_by, state.ack_note) == (admin_user, "purge threads raised")
-    Annotation = annotation_model()
-    if Annotation is not None:
-        assert Annotation.objects.filter(kind="alert", server=server).count() == 1
+    assert Annotation.objects.filter(kind="alert", server=server).count() == 1
 
 
 def test_synthetic_and_imported_servers_are_not_evaluated_live():
-    from dashboard.models import AlertState
+    from alerting.models import AlertState
 
     make_server("synth", synthetic=True)
     make_server("imported", imported=True)
@@ -237,6 +234,6 @@ def test_beat_evaluates_alerts_every_10_s_and_drops_late_runs():
     from dashboard.celery import app
 
     entry = app.conf.beat_schedule["evaluate-alerts"]
-    assert (entry["task"], entry["schedule"], entry["options"]["expires"]) == ("dashboard.evaluate_alerts", 10.0, 10.0)
+    assert (entry["task"], entry["schedule"], entry["options"]["expires"]) == ("alerting.evaluate_alerts", 10.0, 10.0)
     app.loader.import_default_modules()  # what a worker does at start: autodiscovery
-    assert "dashboard.evaluate_alerts" in app.tasks and "dashboard.deliver_notification" in app.tasks
+    assert "alerting.evaluate_alerts" in app.tasks and "alerting.deliver_notification" in app.tasks

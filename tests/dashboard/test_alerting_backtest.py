@@ -35,7 +35,7 @@ RULES = (
 
 
 def live_incidents(server) -> list[dict]:
-    from dashboard.models import AlertEvent
+    from alerting.models import AlertEvent
 
     out, open_ = [], {}
     for e in AlertEvent.objects.filter(server=server).select_related("rule").order_by("ts", "pk"):
@@ -49,7 +49,7 @@ def live_incidents(server) -> list[dict]:
 
 
 def test_backtest_equals_live_evaluation_on_the_same_data():
-    from dashboard.alerting import backtest
+    from alerting.evaluation import backtest
 
     server = make_server()
     only_rules(*RULES)

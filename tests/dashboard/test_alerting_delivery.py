@@ -55,8 +55,8 @@ def receiver():
 def test_worker_evaluates_and_delivers_firing_then_resolved_by_webhook_and_email(
     celery_worker_thread, receiver, settings
 ):
-    from dashboard.alerting import evaluate_alerts
-    from dashboard.models import NotificationChannel, NotificationDelivery
+    from alerting.evaluation import evaluate_alerts
+    from alerting.models import NotificationChannel, NotificationDelivery
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     settings.INNOWATCH_NOTIFY_RETRY_BASE_S = 0.2
@@ -91,8 +91,8 @@ def test_worker_evaluates_and_delivers_firing_then_resolved_by_webhook_and_email
 
 @pytest.mark.django_db(transaction=True)
 def test_an_unreachable_webhook_is_given_up_after_the_retries_and_recorded_as_failed(celery_worker_thread, settings):
-    from dashboard import notify
-    from dashboard.models import NotificationChannel, NotificationDelivery
+    from alerting import notify
+    from alerting.models import NotificationChannel, NotificationDelivery
 
     settings.INNOWATCH_NOTIFY_RETRY_BASE_S = 0.05
     channel = NotificationChannel.objects.create(name="dead", kind="webhook", target="http://127.0.0.1:9/hook")

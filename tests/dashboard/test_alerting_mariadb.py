@@ -58,7 +58,9 @@ def regulated_load(stop: threading.Event, high_frac: float) -> threading.Thread:
 
 
 def diagnosis(server) -> dict:
-    from dashboard.models import AlertState, CollectorRun, InnodbSample
+    from alerting.models import AlertState
+    from servers.models import CollectorRun
+    from timeseries.models import InnodbSample
 
     server.refresh_from_db()
     last = InnodbSample.objects.filter(server=server).order_by("-ts").values(
@@ -88,8 +90,9 @@ def test_checkpoint_age_alert_fires_before_the_stall_and_resolves_after_adaptive
     local_server, celery_worker_thread, adaptive_flushing_off
 ):
     from collectors.tasks import schedule_polls
-    from dashboard.alerting import evaluate_alerts
-    from dashboard.models import AlertEvent, AlertRule, InnodbSample, NotificationChannel, NotificationDelivery
+    from alerting.evaluation import evaluate_alerts
+    from alerting.models import AlertEvent, AlertRule, NotificationChannel, NotificationDelivery
+    from timeseries.models import InnodbSample
 
     install_builtin_rules()
     AlertRule.objects.exclude(name__in=["checkpoint-age-near-async", "checkpoint-age-near-sync"]).update(enabled=False)

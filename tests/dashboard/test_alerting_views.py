@@ -57,7 +57,7 @@ def test_firing_page_shows_the_alert(client, admin_user, firing):
 
 
 def test_an_operator_creates_a_silence_and_a_viewer_cannot(client, django_user_model, firing):
-    from dashboard.models import Silence
+    from alerting.models import Silence
 
     start = timezone.now()
     form = {"server": firing.pk, "starts_at": start.strftime("%Y-%m-%d %H:%M:%S"),
@@ -75,7 +75,7 @@ def test_an_operator_creates_a_silence_and_a_viewer_cannot(client, django_user_m
 
 
 def test_an_operator_acknowledges_with_a_note_and_a_viewer_cannot(client, django_user_model, firing):
-    from dashboard.models import AlertState
+    from alerting.models import AlertState
 
     state = AlertState.objects.get(rule__name="hll")
     client.force_login(user_with_role(django_user_model, "viewer3"))

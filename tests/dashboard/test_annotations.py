@@ -8,7 +8,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from dashboard.models import Annotation, ApiToken, Server
+from accounts.models import ApiToken
+from annotations.models import Annotation
+from servers.models import Server
 
 URL = "/api/v1/annotations"
 

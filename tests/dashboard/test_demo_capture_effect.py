@@ -65,8 +65,8 @@ def pct_change(before: float, after: float) -> float:
 
 @pytest.fixture
 def imported(db):
-    from dashboard.imports import import_capture
-    from dashboard.models import Annotation
+    from collectors.imports import import_capture
+    from annotations.models import Annotation
 
     result = import_capture(CAPTURE, "captured-mariadb-10.11")
     assert result.created and result.samples > 150, result.warnings[:5]
@@ -109,9 +109,9 @@ def test_effect_report_of_the_detected_switch_moves_like_the_captured_status_cou
 def evaluate_tick_by_tick(server, start: dt.datetime, end: dt.datetime) -> None:
     """Live evaluation (evaluate_server, the code behind the beat task) at each tick with explicit
     `now`, over the imported samples: evaluate_alerts_now itself skips imported servers."""
-    from dashboard.alerting import WINDOW_S as HISTORY_S
-    from dashboard.alerting import History, applies_to, evaluate_server
-    from dashboard.models import AlertRule
+    from alerting.evaluation import WINDOW_S as HISTORY_S
+    from alerting.evaluation import History, applies_to, evaluate_server
+    from alerting.models import AlertRule
 
     rules = [r for r in AlertRule.objects.filter(enabled=True) if applies_to(r, server)]
     history = History.load(server, start.timestamp() - HISTORY_S, end.timestamp())
@@ -122,8 +122,8 @@ def evaluate_tick_by_tick(server, start: dt.datetime, end: dt.datetime) -> None:
 
 
 def test_checkpoint_age_alert_fires_before_the_stall_point_and_resolves_after_adaptive_flushing_is_on(imported):
-    from dashboard.models import AlertEvent, AlertRule, NotificationChannel, NotificationDelivery
-    from dashboard.notify import deliver_notification
+    from alerting.models import AlertEvent, AlertRule, NotificationChannel, NotificationDelivery
+    from alerting.notify import deliver_notification
 
     server, switch = imported
     install_builtin_rules()

@@ -8,9 +8,10 @@ import math
 
 import pytest
 
-from dashboard import ingest
-from dashboard.models import Annotation, DiskSample
-from dashboard.partitions import ensure_partitions_for
+from timeseries import ingest
+from annotations.models import Annotation
+from timeseries.models import DiskSample
+from timeseries.partitions import ensure_partitions_for
 
 CHANGE = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.UTC)
 OFFSETS = (10, 20, 30, 40, 50)  # seconds from the start of each 60 s window

@@ -22,7 +22,7 @@ MARIADB_VARIABLES = {
 
 
 def make_server(name, *, tags=("primary",), sample_age_s=5.0, **kw):
-    from dashboard.models import Server
+    from servers.models import Server
 
     fields = {"host": "db.example", "flavor": "mariadb", "version": "10.11.6-MariaDB",
               "variables": MARIADB_VARIABLES, "poll_interval_s": 10, "last_poll_status": "ok",
@@ -32,8 +32,8 @@ def make_server(name, *, tags=("primary",), sample_age_s=5.0, **kw):
 
 def store_ages(server, ages: list[float], step_s: float = 10.0, **extra):
     """Samples ending at the server's last_sample_at, one per step, ages as fractions of async."""
-    from dashboard.models import InnodbSample
-    from dashboard.partitions import ensure_partitions_for
+    from timeseries.models import InnodbSample
+    from timeseries.partitions import ensure_partitions_for
 
     end = server.last_sample_at
     stamps = [end - dt.timedelta(seconds=step_s * (len(ages) - 1 - i)) for i in range(len(ages))]
@@ -74,8 +74,8 @@ def test_server_json_endpoints_refuse_anonymous_callers(client, path):
 
 @pytest.mark.django_db
 def test_mariadb_1011_limits_take_the_exported_max_age_and_have_no_sync_point():
-    from dashboard.models import InnodbSample
-    from dashboard.thresholds import server_limits
+    from timeseries.models import InnodbSample
+    from timeseries.thresholds import server_limits
 
     server = make_server("maria")
     limits = server_limits(server, InnodbSample(status_checkpoint_max_age=MARIADB_MAX_AGE))
@@ -93,7 +93,7 @@ def test_mariadb_1011_limits_take_the_exported_max_age_and_have_no_sync_point():
 
 @pytest.mark.django_db
 def test_mysql_57_limits_follow_log_calc_max_ages_for_two_48_mib_files():
-    from dashboard.thresholds import server_limits
+    from timeseries.thresholds import server_limits
 
     server = make_server("mysql57", flavor="mysql", version="5.7.44-log", variables={
         "innodb_log_file_size": str(48 * MiB), "innodb_log_files_in_group": "2",
@@ -115,7 +115,7 @@ def test_mysql_57_limits_follow_log_calc_max_ages_for_two_48_mib_files():
 
 @pytest.mark.django_db
 def test_a_server_without_a_version_has_settings_but_no_bands():
-    from dashboard.thresholds import server_limits
+    from timeseries.thresholds import server_limits
 
     limits = server_limits(make_server("unknown", flavor="unknown", version=""), None)
     assert limits.async_bytes is None and limits.stall_bytes is None
@@ -159,7 +159,7 @@ def test_overview_shows_age_as_share_of_async_runway_and_sparkline(logged_in):
 
 @pytest.mark.django_db
 def test_overview_counts_firing_alerts_per_server(logged_in):
-    from dashboard.models import AlertRule, AlertState
+    from alerting.models import AlertRule, AlertState
 
     server = make_server("alerting")
     store_ages(server, [0.2] * 5)
@@ -217,8 +217,8 @@ def test_server_page_carries_the_limits_into_the_chart_config(logged_in):
 
 
 def store_raw(server, ts, text):
-    from dashboard.models import RawStatus
-    from dashboard.partitions import ensure_partitions_for
+    from timeseries.models import RawStatus
+    from timeseries.partitions import ensure_partitions_for
 
     ensure_partitions_for([ts])
     RawStatus.objects.create(server=server, ts=ts, parser_version="test", text_zlib=zlib.compress(text.encode()))
@@ -275,8 +275,8 @@ def test_raw_api_returns_the_nearest_earlier_text(logged_in):
 
 @pytest.mark.django_db
 def test_latches_endpoint_groups_waits_by_creation_site(logged_in):
-    from dashboard.models import SemaphoreWaitSample
-    from dashboard.partitions import ensure_partitions_for
+    from timeseries.models import SemaphoreWaitSample
+    from timeseries.partitions import ensure_partitions_for
 
     server = make_server("latchy")
     t = timezone.now() - dt.timedelta(minutes=10)
@@ -310,9 +310,9 @@ def test_thresholds_api_answers_with_the_servers_limits(logged_in):
 @pytest.mark.parametrize("last_sample_second, raw_only_minutes", [(30, 1), (55, 0)])
 def test_sparkline_reads_finished_minutes_from_the_rollup_and_agrees_with_raw_rows(
         last_sample_second, raw_only_minutes):
-    from dashboard.models import RollupState
+    from timeseries.models import RollupState
     from dashboard.overview import age_history
-    from dashboard.rollups import build_range, floor_time
+    from timeseries.rollups import build_range, floor_time
 
     last = timezone.now().replace(second=last_sample_second, microsecond=0) - dt.timedelta(minutes=1)
     server = make_server("rolled", last_sample_at=last)

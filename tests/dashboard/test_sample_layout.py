@@ -11,8 +11,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
-from dashboard import ingest, partitions
-from dashboard.models import InnodbSample, Server
+from timeseries import ingest, partitions
+from servers.models import Server
+from timeseries.models import InnodbSample
 
 STATUS_TEXT = (Path(__file__).parents[1] / "fixtures/innodb_status/mariadb-10.11--datadog-mariadb-1011.txt").read_text()
 TABLE = "dashboard_innodbsample"

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from dashboard import ingest
-from dashboard.models import Server
+from timeseries import ingest
+from servers.models import Server
 
 T0 = dt.datetime(2026, 7, 1, tzinfo=dt.UTC)
 

@@ -9,9 +9,10 @@ import pytest
 
 from analysis.downsample import choose_resolution, downsample, rollup
 from analysis.rates import counter_rates
-from dashboard import ingest, rollups
-from dashboard.models import InnodbRollup1h, InnodbRollup1m, InnodbRollup15m, Server
-from dashboard.series import series_for
+from timeseries import ingest, rollups
+from servers.models import Server
+from timeseries.models import InnodbRollup1h, InnodbRollup1m, InnodbRollup15m
+from timeseries.series import series_for
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

@@ -9,9 +9,10 @@ import pytest
 from django.db import connection
 
 from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
-from dashboard import ingest, partitions
-from dashboard.models import InnodbSample, RawStatus, Server
-from dashboard.tasks import maintain_partitions_now
+from timeseries import ingest, partitions
+from servers.models import Server
+from timeseries.models import InnodbSample, RawStatus
+from timeseries.tasks import maintain_partitions_now
 
 STATUS_TEXT = (Path(__file__).parents[1] / "fixtures/innodb_status/mariadb-10.11--datadog-mariadb-1011.txt").read_text()
 TABLE = "dashboard_innodbsample"

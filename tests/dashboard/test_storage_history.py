@@ -8,9 +8,11 @@ import pytest
 from django.core.management import call_command
 
 from analysis.rates import counter_rates
-from dashboard.models import Annotation, InnodbRollup1h, InnodbSample, Server
-from dashboard import rollups
-from dashboard.history import ASYNC_POINT
+from annotations.models import Annotation
+from servers.models import Server
+from timeseries.models import InnodbRollup1h, InnodbSample
+from timeseries import rollups
+from timeseries.history import ASYNC_POINT
 
 START = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)
 

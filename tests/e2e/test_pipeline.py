@@ -20,7 +20,8 @@ def test_worker_polls_mariadb_and_the_page_draws_checkpoint_age(
     local_server, celery_worker_thread, admin_user, api_token, client, live_server, browser
 ):
     from collectors.tasks import schedule_polls
-    from dashboard.models import CollectorRun, InnodbSample
+    from servers.models import CollectorRun
+    from timeseries.models import InnodbSample
 
     load = write_load(6)
     # Beat's job, sent through the broker: the worker fans out and then polls.

@@ -141,7 +141,7 @@ def second_mariadb(_second_mariadb_session):
 @pytest.fixture
 def make_server(db):
     """A Server row for an address/account; poll interval long enough that rates span the test."""
-    from dashboard.models import Server
+    from servers.models import Server
 
     def make(name: str, port: int, user: str, password: str, interval_s: int = 60) -> Server:
         server = Server(name=name, host="127.0.0.1", port=port, user=user, poll_interval_s=interval_s)

@@ -95,7 +95,8 @@ def test_polls_resume_after_the_broker_restarts_and_no_sample_is_stored_twice(lo
     from celery.contrib.testing.worker import start_worker
 
     from dashboard.celery import app
-    from dashboard.models import CollectorRun, InnodbSample
+    from servers.models import CollectorRun
+    from timeseries.models import InnodbSample
 
     broker, beat = RedisServer(), BeatLoop()
     runs = CollectorRun.objects.filter(server=local_server, kind=CollectorRun.Kind.INNODB_STATUS)

@@ -90,7 +90,7 @@ def db_through_proxy():
 
 @pytest.fixture
 def empty_spool(redis_client):
-    from dashboard import spool
+    from collectors import spool
 
     redis_client.delete(spool.KEY, spool.INFLIGHT_KEY, spool.DEAD_KEY, spool.LOCK_KEY)
     yield redis_client
@@ -102,8 +102,9 @@ def test_readings_taken_while_postgresql_is_down_are_spooled_and_stored_once_whe
     local_server, db_through_proxy, empty_spool
 ):
     from collectors.tasks import poll_once
-    from dashboard import spool
-    from dashboard.models import CollectorRun, InnodbSample, RawStatus, Server
+    from collectors import spool
+    from servers.models import CollectorRun, Server
+    from timeseries.models import InnodbSample, RawStatus
 
     proxy = db_through_proxy
     assert Server.objects.filter(pk=local_server.pk).exists()  # the proxy works
@@ -139,7 +140,7 @@ def reading_at(ts: dt.datetime) -> SimpleNamespace:
 
 
 def test_the_spool_keeps_the_newest_readings_up_to_its_bound(empty_spool):
-    from dashboard import spool
+    from collectors import spool
 
     start = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
     for i in range(8):
@@ -150,7 +151,7 @@ def test_the_spool_keeps_the_newest_readings_up_to_its_bound(empty_spool):
 
 
 def test_a_spooled_reading_that_cannot_be_parsed_is_set_aside_not_retried_forever(local_server, empty_spool):
-    from dashboard import spool
+    from collectors import spool
 
     spool.push(local_server.pk, reading_at(dt.datetime.now(dt.UTC)))
     assert spool.drain() == 1
@@ -160,7 +161,7 @@ def test_a_spooled_reading_that_cannot_be_parsed_is_set_aside_not_retried_foreve
 def test_beat_drains_the_spool_every_ten_seconds_with_an_expiry():
     from dashboard.celery import app
 
-    entry = next(e for e in app.conf.beat_schedule.values() if e["task"] == "dashboard.drain_spool")
+    entry = next(e for e in app.conf.beat_schedule.values() if e["task"] == "collectors.drain_spool")
     assert entry["schedule"] == 10.0 and entry["options"]["expires"] <= 10.0
 
 
@@ -168,8 +169,8 @@ def test_beat_drains_the_spool_every_ten_seconds_with_an_expiry():
 def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server, db_through_proxy, empty_spool):
     from collectors.disk_tasks import poll_diskstats
     from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
-    from dashboard import spool
-    from dashboard.models import InnodbSample
+    from collectors import spool
+    from timeseries.models import InnodbSample
 
     proxy = db_through_proxy
     empty_spool.delete(ROSTER_KEY)
@@ -193,7 +194,7 @@ def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server
 @pytest.mark.django_db(transaction=True)
 def test_without_a_roster_a_poll_during_an_outage_is_skipped_not_a_crash(local_server, db_through_proxy, empty_spool):
     from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
-    from dashboard import spool
+    from collectors import spool
 
     empty_spool.delete(ROSTER_KEY)
     db_through_proxy.stop()

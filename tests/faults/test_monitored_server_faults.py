@@ -18,7 +18,7 @@ def api_status(client, api_token, server) -> str:
 
 
 def assert_recorded_as(kind: str, server, run, client, api_token, admin_user):
-    from dashboard.models import CollectorRun
+    from servers.models import CollectorRun
 
     assert run.status == CollectorRun.Status.FAILED, (run.status, run.error)
     assert run.error_kind == kind, (run.error_kind, run.error)
@@ -37,7 +37,7 @@ def assert_recorded_as(kind: str, server, run, client, api_token, admin_user):
 
 def assert_worker_goes_on(local_server):
     from collectors.tasks import poll_once
-    from dashboard.models import CollectorRun
+    from servers.models import CollectorRun
 
     run = poll_once(local_server)
     assert run.status != CollectorRun.Status.FAILED, run.error
@@ -60,7 +60,7 @@ def test_an_instance_stopped_mid_run_is_recorded_as_unreachable(
     second_mariadb, make_server, local_server, client, api_token, admin_user
 ):
     from collectors.tasks import poll_once
-    from dashboard.models import CollectorRun
+    from servers.models import CollectorRun
 
     server = make_server("stopped", second_mariadb.port, *MONITOR)
     assert poll_once(server).status != CollectorRun.Status.FAILED
@@ -128,7 +128,8 @@ def test_a_server_restart_between_polls_gives_no_negative_rate(
     second_mariadb, make_server, client, api_token
 ):
     from collectors.tasks import poll_once
-    from dashboard.models import CollectorRun, InnodbSample
+    from servers.models import CollectorRun
+    from timeseries.models import InnodbSample
 
     server = make_server("restarted", second_mariadb.port, *MONITOR)
     commit_rows(second_mariadb, 300)

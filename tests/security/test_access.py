@@ -55,7 +55,7 @@ def test_anonymous_request_is_refused(client, url, method):
 def test_revoked_token_is_refused(client, admin_user):
     from django.utils import timezone
 
-    from dashboard.models import ApiToken
+    from accounts.models import ApiToken
 
     token, key = ApiToken.issue(admin_user)
     assert client.get("/api/v1/servers", HTTP_AUTHORIZATION=f"Bearer {key}").status_code == 200
@@ -65,7 +65,7 @@ def test_revoked_token_is_refused(client, admin_user):
 
 @pytest.mark.django_db
 def test_token_of_a_deactivated_user_is_refused(client, admin_user):
-    from dashboard.models import ApiToken
+    from accounts.models import ApiToken
 
     _, key = ApiToken.issue(admin_user)
     admin_user.is_active = False
@@ -91,7 +91,7 @@ def test_repeated_failed_logins_are_rate_limited(client, django_user_model):
 
 @pytest.mark.django_db
 def test_spraying_many_user_names_from_one_address_is_rate_limited(client):
-    from dashboard.ratelimit import MAX_FAILURES_PER_ADDRESS
+    from accounts.ratelimit import MAX_FAILURES_PER_ADDRESS
 
     for i in range(MAX_FAILURES_PER_ADDRESS):
         client.post("/login/", {"username": f"guess-{i}", "password": "wrong"})

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from dashboard.metrics import METRICS
+from timeseries.metrics import METRICS
 
 pytestmark = pytest.mark.django_db
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -24,7 +24,7 @@ def api(api_token):
 
 @pytest.fixture
 def server(db):
-    from dashboard.models import Server
+    from servers.models import Server
 
     return Server.objects.create(name="bad-input", host="127.0.0.1", poll_interval_s=10)
 
@@ -156,23 +156,23 @@ def admin_client(admin_user):
     ],
 )
 def test_bad_server_form_input_shows_form_errors_not_a_500(admin_client, field, value):
-    from dashboard.models import Server
+    from servers.models import Server
 
-    response = admin_client.post("/admin/dashboard/server/add/", {**SERVER_FORM, field: value})
+    response = admin_client.post("/admin/servers/server/add/", {**SERVER_FORM, field: value})
     assert response.status_code == 200, response.status_code  # the form again, with errors
     assert response.context["adminform"].form.errors.get(field), field
     assert not Server.objects.filter(host=SERVER_FORM["host"]).exists()
 
 
 def test_a_nul_byte_in_the_server_form_is_refused_not_a_500(admin_client):
-    response = admin_client.post("/admin/dashboard/server/add/", {**SERVER_FORM, "host": "db1\x00.example"})
+    response = admin_client.post("/admin/servers/server/add/", {**SERVER_FORM, "host": "db1\x00.example"})
     assert response.status_code == 200 and response.context["adminform"].form.errors.get("host")
 
 
 def test_a_good_server_form_is_saved(admin_client):
-    from dashboard.models import Server
+    from servers.models import Server
 
-    response = admin_client.post("/admin/dashboard/server/add/", {**SERVER_FORM, "password": "s3cret"})
+    response = admin_client.post("/admin/servers/server/add/", {**SERVER_FORM, "password": "s3cret"})
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
     assert Server.objects.get(name="ok-name").get_password() == "s3cret"
 
@@ -181,7 +181,7 @@ def test_a_good_server_form_is_saved(admin_client):
 @given(name=JUNK, host=JUNK, port=JUNK, interval=JUNK, tags=JUNK)
 def test_fuzzed_server_form_input_never_makes_a_500(admin_client, name, host, port, interval, tags):
     form = {**SERVER_FORM, "name": name, "host": host, "port": port, "poll_interval_s": interval, "tags": tags}
-    response = admin_client.post("/admin/dashboard/server/add/", form)
+    response = admin_client.post("/admin/servers/server/add/", form)
     assert response.status_code in (200, 302), (form, response.status_code)
 
 

@@ -39,7 +39,8 @@ END OF INNODB MONITOR OUTPUT
 
 @pytest.fixture
 def hostile_server(db):
-    from dashboard.models import CollectorRun, InnodbSample, RawStatus, SemaphoreWaitSample, Server
+    from servers.models import CollectorRun, Server
+    from timeseries.models import InnodbSample, RawStatus, SemaphoreWaitSample
 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     server = Server.objects.create(

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.contrib.auth.models import Group
 
-from dashboard.models import ApiToken
+from accounts.models import ApiToken
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_only_admins_enter_the_admin_where_servers_rules_and_users_are_edited(
 ):
     user, _ = user_with_role(role)
     client.force_login(user)
-    response = client.get("/admin/dashboard/server/")
+    response = client.get("/admin/servers/server/")
     if can_enter:
         assert response.status_code == 200
     else:

@@ -2,8 +2,9 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from dashboard import demo, local_setup
-from dashboard.models import Server
+from dashboard import demo
+from servers import local_setup
+from servers.models import Server
 
 
 class Command(BaseCommand):

@@ -1,0 +1,352 @@
+"""Alert evaluation: metric values at a time, the pure lifecycle step, silences, grouping.
+
+Live evaluation (``evaluate_alerts_now``) and the backtest (``backtest``) both compute metric
+values with :meth:`History.values_at` and advance states with ``analysis.alert_rules.step``,
+so a backtest over stored history shows what live evaluation would have done on the same grid.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+
+from celery import shared_task
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from analysis import checkpoint
+from analysis.alert_rules import AlertState as PureState
+from analysis.alert_rules import RuleSpec, Transition, evaluate_series, step
+from analysis.rates import counter_rates
+from analysis.trend import slope_per_s
+from timeseries.metrics import METRICS
+from alerting.models import AlertEvent, AlertRule, AlertState, Silence
+from annotations.models import Annotation
+from servers.models import CollectorRun, Server
+from timeseries.models import InnodbSample
+
+WINDOW_S = 900.0  # how much history one evaluation reads
+RUNWAY_WINDOW_S = 300.0
+HLL_WINDOW_S = 600.0
+DERIVED = {
+    "checkpoint_age_pct_of_async": "% of the async flush point",
+    "checkpoint_age_pct_of_sync": "% of the sync flush point (MariaDB 10.5+: max checkpoint age)",
+    "runway_minutes": "minutes until the sync point at the current net redo rate",
+    "hll_growth_per_h": "history list length growth per hour (least squares, 10 min)",
+    "sample_age_s": "seconds since the last good sample",
+    "poll_failing": "1 when the latest poll failed, else 0",
+}
+_COLUMNS = sorted(
+    {m.column for m in METRICS.values()} | {"max_checkpoint_age_bytes", "status_checkpoint_max_age"}
+)
+
+
+def metric_choices() -> list[str]:
+    return sorted(METRICS) + sorted(DERIVED)
+
+
+def rule_spec(rule: AlertRule) -> RuleSpec:
+    return RuleSpec(name=rule.name, metric=rule.metric, op=rule.op, threshold=rule.threshold,
+                    for_s=rule.for_s, keep_firing_s=rule.keep_firing_s, severity=rule.severity)
+
+
+def applies_to(rule: AlertRule, server: Server) -> bool:
+    """Listed servers and tagged servers; a rule scoped to neither covers every server."""
+    server_ids = {s.pk for s in rule.servers.all()}
+    if not server_ids and not rule.tags:
+        return True
+    return server.pk in server_ids or bool(set(rule.tags) & set(server.tags))
+
+
+@dataclass
+class History:
+    """Samples and poll outcomes of one server, oldest first, with the server's facts."""
+
+    server: Server
+    samples: list[dict]
+    runs: list[tuple[float, bool]]  # (started, failed)
+    _sample_ts: list[float] = field(init=False)
+    _run_ts: list[float] = field(init=False)
+    _thresholds: dict = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._sample_ts = [s["ts"] for s in self.samples]
+        self._run_ts = [t for t, _ in self.runs]
+
+    @classmethod
+    def load(cls, server: Server, start_s: float, end_s: float) -> History:
+        """Rows in (start, end], plus the last one before: enough for ages and rates."""
+        start, end = _dt(start_s), _dt(end_s)
+        rows = InnodbSample.objects.filter(server=server).values("ts", *_COLUMNS)
+        before = list(rows.filter(ts__lte=start).order_by("-ts")[:1])
+        inside = list(rows.filter(ts__gt=start, ts__lte=end).order_by("ts"))
+        samples = [{**r, "ts": r["ts"].timestamp()} for r in before + inside]
+        runs_qs = CollectorRun.objects.filter(server=server, kind=CollectorRun.Kind.INNODB_STATUS)
+        runs_qs = runs_qs.values_list("started_at", "status")
+        run_rows = list(runs_qs.filter(started_at__lte=start).order_by("-started_at")[:1])
+        run_rows += list(runs_qs.filter(started_at__gt=start, started_at__lte=end).order_by("started_at"))
+        runs = [(t.timestamp(), status == CollectorRun.Status.FAILED) for t, status in run_rows]
+        return cls(server, samples, runs)
+
+    def thresholds(self, sample: dict) -> checkpoint.Thresholds | None:
+        key = (sample.get("max_checkpoint_age_bytes"), sample.get("status_checkpoint_max_age"))
+        if key not in self._thresholds:
+            self._thresholds[key] = server_thresholds(self.server, *key)
+        return self._thresholds[key]
+
+    def values_at(self, now_s: float) -> dict[str, float | None]:
+        """Every metric a rule can name, as live evaluation at ``now_s`` would see it."""
+        values: dict[str, float | None] = dict.fromkeys(metric_choices())
+        j = bisect.bisect_right(self._run_ts, now_s)
+        if j:
+            values["poll_failing"] = 1.0 if self.runs[j - 1][1] else 0.0
+        i = bisect.bisect_right(self._sample_ts, now_s)
+        if not i:
+            return values
+        last = self.samples[i - 1]
+        values["sample_age_s"] = now_s - last["ts"]
+        interval = float(self.server.poll_interval_s)
+        if now_s - last["ts"] > max(3 * interval, 30.0):
+            return values  # stale: no gauge stands for "now"; states hold
+        lo = bisect.bisect_right(self._sample_ts, now_s - WINDOW_S)
+        window = self.samples[lo:i]
+        values.update(self._stored(window, interval))
+        values.update(self._derived(window))
+        return values
+
+    def _stored(self, window: list[dict], interval: float) -> dict[str, float | None]:
+        last, out = window[-1], {}
+        prev = window[-2] if len(window) > 1 else None
+        for metric in METRICS.values():
+            value = last.get(metric.column)
+            if metric.kind == "gauge":
+                out[metric.name] = None if value is None else float(value)
+                continue
+            out[metric.name] = None
+            if prev is not None and value is not None and prev.get(metric.column) is not None:
+                rates = counter_rates([(prev["ts"], prev[metric.column]), (last["ts"], value)],
+                                      max_gap_s=3 * interval)
+                per_s = rates[-1].per_s if rates else None
+                out[metric.name] = None if per_s is None else per_s * metric.scale
+        return out
+
+    def _derived(self, window: list[dict]) -> dict[str, float | None]:
+        last, out = window[-1], {}
+        now_s = last["ts"]
+        age = last.get("checkpoint_age_bytes")
+        limits = self.thresholds(last)
+        stall = (limits.sync_bytes or limits.max_bytes) if limits else None
+        if age is not None and limits is not None:
+            out["checkpoint_age_pct_of_async"] = 100.0 * age / limits.async_bytes
+            out["checkpoint_age_pct_of_sync"] = 100.0 * age / stall if stall else None
+        ages = [(s["ts"], s.get("checkpoint_age_bytes")) for s in window]
+        ages = [(t, a) for t, a in ages if t >= now_s - RUNWAY_WINDOW_S]
+        runway = checkpoint.runway_minutes(ages, stall, window_s=RUNWAY_WINDOW_S)
+        if runway is None and age is not None and stall:
+            runway = math.inf  # not growing: no stall ahead, so a runway alert can resolve
+        out["runway_minutes"] = runway
+        hll = [(s["ts"], float(s["history_list_length"])) for s in window
+               if s.get("history_list_length") is not None and s["ts"] >= now_s - HLL_WINDOW_S]
+        slope = slope_per_s(hll)
+        out["hll_growth_per_h"] = None if slope is None else slope * 3600.0
+        return out
+
+
+def server_thresholds(server: Server, printed_max: int | None, status_max: int | None):
+    """analysis.checkpoint thresholds from the server's variables, flavour and stated values."""
+    if not server.version:
+        return None
+    try:
+        flavor = server.flavor if server.flavor in ("mysql", "percona", "mariadb") else \
+            checkpoint.detect_flavor(server.version, server.version_comment)
+        variables = {k.lower(): v for k, v in (server.variables or {}).items()}
+        capacity = checkpoint.redo_capacity_bytes(flavor, server.version, variables)
+        files = int(variables.get("innodb_log_files_in_group") or 2)
+        page = int(variables.get("innodb_page_size") or 16384)
+        return checkpoint.checkpoint_thresholds(
+            flavor, server.version, capacity, printed_max_checkpoint_age=printed_max,
+            status_checkpoint_max_age=status_max, log_files_in_group=files, page_size=page)
+    except ValueError:
+        return None
+
+
+def _dt(epoch_s: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(epoch_s, tz=dt.UTC)
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+# --- silences and maintenance ---------------------------------------------------------------
+
+
+def in_maintenance(server: Server, now: dt.datetime) -> bool:
+    # Scope: this server, a tag it carries, or everything (no server, no tag).
+    everywhere = Q(scope_tag="") | Q(scope_tag__isnull=True) | Q(scope_tag__in=list(server.tags))
+    scope = Q(server=server) | (Q(server__isnull=True) & everywhere)
+    active = Annotation.objects.filter(kind="maintenance", time__lte=now, time_end__gte=now)
+    return active.filter(scope).exists()
+
+
+def silence_matcher(server: Server, now: dt.datetime):
+    """A predicate rule -> muted, for alerts of ``server`` at ``now``."""
+    if in_maintenance(server, now):
+        return lambda rule: True
+    silences = list(
+        Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)
+        .filter(Q(server__isnull=True) | Q(server=server))
+        .filter(Q(tag="") | Q(tag__in=server.tags))
+    )
+
+    def muted(rule: AlertRule) -> bool:
+        return any((not s.rule_name or s.rule_name == rule.name)
+                   and (not s.severity or s.severity == rule.severity) for s in silences)
+
+    return muted
+
+
+# --- live evaluation ------------------------------------------------------------------------
+
+
+@dataclass
+class Notice:
+    kind: str  # firing / resolved
+    rule: AlertRule
+    state: AlertState
+    event: AlertEvent | None
+
+
+def _to_pure(row: AlertState) -> PureState:
+    return PureState(state=row.state, active_since=row.active_since, firing_since=row.firing_since,
+                     false_since=row.false_since, last_ts=row.last_ts)
+
+
+def _apply(row: AlertState, st: PureState) -> None:
+    row.state, row.active_since, row.firing_since = st.state, st.active_since, st.firing_since
+    row.false_since, row.last_ts = st.false_since, st.last_ts
+
+
+def _notice_kind(row: AlertState, transition: Transition | None, muted: bool) -> str | None:
+    """Firing once per incident (late if it was silenced); resolved only after a firing notice."""
+    if transition is not None and transition.state == "resolved":
+        was_told = row.notified == "firing"
+        row.notified = ""
+        return "resolved" if was_told else None
+    if row.state == "firing" and row.notified != "firing" and not muted:
+        row.notified = "firing"
+        return "firing"
+    return None
+
+
+def evaluate_server(server: Server, rules: list[AlertRule], values: dict, now: dt.datetime) -> list[Notice]:
+    now_s = now.timestamp()
+    muted = silence_matcher(server, now)
+    notices = []
+    with transaction.atomic():
+        AlertState.objects.bulk_create([AlertState(rule=r, server=server) for r in rules], ignore_conflicts=True)
+        # Row locks: two overlapping evaluations cannot both announce the same transition.
+        rows = {s.rule_id: s for s in AlertState.objects.select_for_update().filter(server=server, rule__in=rules)}
+        for rule in rules:
+            row = rows[rule.pk]
+            new, transition = step(rule_spec(rule), _to_pure(row), now_s, values.get(rule.metric))
+            _apply(row, new)
+            row.last_value = _finite(values.get(rule.metric))
+            event = _record(rule, server, row, transition, muted(rule))
+            kind = _notice_kind(row, transition, muted(rule))
+            row.save()
+            if kind:
+                notices.append(Notice(kind, rule, row, event))
+        if notices:
+            from alerting import notify
+
+            notify.queue_group(server, notices, now)
+    return notices
+
+
+def _record(rule, server, row, transition: Transition | None, silenced: bool) -> AlertEvent | None:
+    if transition is None:
+        return None
+    if transition.state == "firing":
+        row.acknowledged_at, row.acknowledged_by, row.ack_note = None, None, ""
+    return AlertEvent.objects.create(rule=rule, server=server, ts=_dt(transition.ts), state=transition.state,
+                                     value=_finite(transition.value), severity=rule.severity, silenced=silenced)
+
+
+def enabled_rules() -> list[AlertRule]:
+    return list(AlertRule.objects.filter(enabled=True).prefetch_related("servers"))
+
+
+def evaluate_server_now(server: Server, rules: list[AlertRule], now: dt.datetime) -> list[Notice]:
+    """One evaluation tick of `server` against those of `rules` that apply to it, on its stored history."""
+    applicable = [r for r in rules if applies_to(r, server)]
+    if not applicable:
+        return []
+    values = History.load(server, now.timestamp() - WINDOW_S, now.timestamp()).values_at(now.timestamp())
+    return evaluate_server(server, applicable, values, now)
+
+
+def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
+    """One evaluation tick over every enabled, polled server."""
+    now = now or timezone.now()
+    rules = enabled_rules()
+    notices: list[Notice] = []
+    # Imported and synthetic servers hold history only: stale by design, backtest them instead.
+    for server in Server.objects.filter(enabled=True, imported=False, synthetic=False):
+        notices += evaluate_server_now(server, rules, now)
+    return notices
+
+
+@shared_task(name="alerting.evaluate_alerts", ignore_result=True, soft_time_limit=9)
+def evaluate_alerts() -> None:
+    evaluate_alerts_now()
+
+
+def acknowledge(state: AlertState, user, note: str, now: dt.datetime | None = None) -> None:
+    """Mark a firing alert acknowledged and leave an annotation on the charts saying who and why."""
+    now = now or timezone.now()
+    state.acknowledged_at, state.acknowledged_by, state.ack_note = now, user, note
+    state.save(update_fields=["acknowledged_at", "acknowledged_by", "ack_note"])
+    Annotation.objects.create(time=now, server=state.server, kind=Annotation.Kind.ALERT, author=user,
+                              text=f"acknowledged {state.rule.name}: {note}", tags=["alert", state.rule.name])
+
+
+# --- backtest -------------------------------------------------------------------------------
+
+
+def backtest(server: Server, start: dt.datetime, end: dt.datetime, step_s: float = 10.0,
+             rules: list[AlertRule] | None = None) -> list[dict]:
+    """When each rule would have fired and resolved, ticking every ``step_s`` from ``start``."""
+    if rules is None:
+        rules = [r for r in AlertRule.objects.filter(enabled=True).prefetch_related("servers")
+                 if applies_to(r, server)]
+    start_s, end_s = start.timestamp(), end.timestamp()
+    history = History.load(server, start_s - WINDOW_S, end_s)
+    ticks = [start_s + k * step_s for k in range(int((end_s - start_s) // step_s) + 1)]
+    values = [history.values_at(t) for t in ticks]
+    out = []
+    for rule in rules:
+        transitions = evaluate_series(rule_spec(rule), [(t, v.get(rule.metric)) for t, v in zip(ticks, values)])
+        out += _incidents(rule, transitions)
+    return sorted(out, key=lambda r: (r["fired_at"], r["rule"]))
+
+
+def _incidents(rule: AlertRule, transitions: list[Transition]) -> list[dict]:
+    out, fired = [], None
+    for tr in transitions:
+        if tr.state == "firing":
+            fired = tr.ts
+        elif tr.state == "resolved" and fired is not None:
+            out.append(_incident(rule, fired, tr.ts))
+            fired = None
+    if fired is not None:
+        out.append(_incident(rule, fired, None))
+    return out
+
+
+def _incident(rule: AlertRule, fired: float, resolved: float | None) -> dict:
+    return {"rule": rule.name, "severity": rule.severity, "fired_at": _dt(fired).isoformat(),
+            "resolved_at": _dt(resolved).isoformat() if resolved is not None else None}

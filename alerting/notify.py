@@ -1,0 +1,136 @@
+"""Notifications: one grouped message per server per evaluation, to email and webhooks.
+
+Each message to each channel is a ``NotificationDelivery`` row; ``deliver_notification`` sends
+it and retries with exponential backoff (Celery retry), recording attempts, response code and
+error, so a flaky receiver delays a page instead of losing it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import urllib.error
+import urllib.request
+
+from celery import shared_task
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from alerting.models import AlertRule, NotificationChannel, NotificationDelivery
+
+_RANK = {AlertRule.Severity.INFO: 0, AlertRule.Severity.WARNING: 1, AlertRule.Severity.CRITICAL: 2}
+MAX_RETRIES = 6
+WEBHOOK_TIMEOUT_S = 10
+
+
+class DeliveryError(Exception):
+    def __init__(self, message: str, response_code: int | None = None):
+        super().__init__(message)
+        self.response_code = response_code
+
+
+def _line(notice) -> str:
+    rule, value = notice.rule, notice.state.last_value
+    shown = "n/a" if value is None else f"{value:,.1f}"
+    return (f"[{notice.kind.upper()}] {rule.name} ({rule.severity}): {rule.metric} = {shown} "
+            f"({rule.op} {rule.threshold:g})")
+
+
+def build_message(server, notices, now) -> tuple[str, str, dict]:
+    """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group."""
+    kinds = sorted({n.kind for n in notices})
+    kind = kinds[0] if len(kinds) == 1 else "mixed"
+    worst = max((n.rule.severity for n in notices), key=lambda s: _RANK[s])
+    subject = f"[innowatch {kind.upper()}] {server.name}: " + ", ".join(n.rule.name for n in notices)
+    text = "\n".join([f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n) for n in notices])
+    payload = {
+        "text": text,
+        "server": server.name,
+        "status": kind,
+        "severity": worst,
+        "at": now.isoformat(),
+        "alerts": [
+            {"rule": n.rule.name, "state": n.kind, "severity": n.rule.severity, "metric": n.rule.metric,
+             "value": n.state.last_value, "op": n.rule.op, "threshold": n.rule.threshold}
+            for n in notices
+        ],
+    }
+    return subject[:300], text, payload
+
+
+def _wanted(channel: NotificationChannel, notice) -> bool:
+    if _RANK[notice.rule.severity] < _RANK[channel.min_severity]:
+        return False
+    return notice.kind == "firing" or channel.send_resolved
+
+
+def queue_group(server, notices, now) -> list[NotificationDelivery]:
+    """Record one delivery per channel for this group; send after the evaluation commits."""
+    deliveries = []
+    for channel in NotificationChannel.objects.filter(enabled=True):
+        chosen = [n for n in notices if _wanted(channel, n)]
+        if not chosen:
+            continue
+        subject, _, payload = build_message(server, chosen, now)
+        delivery = NotificationDelivery.objects.create(
+            channel=channel, server=server, kind=payload["status"], subject=subject, payload=payload
+        )
+        delivery.events.set([n.event for n in chosen if n.event is not None])
+        transaction.on_commit(functools.partial(deliver_notification.delay, delivery.pk))
+        deliveries.append(delivery)
+    return deliveries
+
+
+def send_webhook(url: str, payload: dict) -> int:
+    body = json.dumps(payload).encode()
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json", "User-Agent": "innowatch"})
+    try:
+        with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        raise DeliveryError(f"HTTP {exc.code} {exc.reason}", exc.code) from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise DeliveryError(f"webhook unreachable: {exc}") from exc
+
+
+def send_email(addresses: str, subject: str, text: str) -> None:
+    recipients = [a.strip() for a in addresses.split(",") if a.strip()]
+    try:
+        send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=False)
+    except Exception as exc:  # SMTP errors come in many classes; all mean "try again later"
+        raise DeliveryError(f"email not sent: {exc}") from exc
+
+
+def send(delivery: NotificationDelivery) -> int | None:
+    channel = delivery.channel
+    if channel.kind == NotificationChannel.Kind.WEBHOOK:
+        return send_webhook(channel.target, delivery.payload)
+    send_email(channel.target, delivery.subject, delivery.payload.get("text", ""))
+    return None
+
+
+def retry_delay_s(retries: int) -> float:
+    return getattr(settings, "INNOWATCH_NOTIFY_RETRY_BASE_S", 10.0) * 2**retries
+
+
+@shared_task(bind=True, name="alerting.deliver_notification", ignore_result=True, max_retries=MAX_RETRIES)
+def deliver_notification(self, delivery_id: int) -> None:
+    delivery = NotificationDelivery.objects.select_related("channel").get(pk=delivery_id)
+    if delivery.status == NotificationDelivery.Status.SENT:
+        return  # a redelivered task must not send twice
+    delivery.attempts += 1
+    try:
+        delivery.response_code = send(delivery)
+    except DeliveryError as exc:
+        delivery.response_code, delivery.error = exc.response_code, str(exc)[:2000]
+        if self.request.retries >= self.max_retries:
+            delivery.status = NotificationDelivery.Status.FAILED
+            delivery.save()
+            return
+        delivery.save()
+        raise self.retry(countdown=retry_delay_s(self.request.retries)) from exc
+    delivery.status, delivery.error, delivery.sent_at = NotificationDelivery.Status.SENT, "", timezone.now()
+    delivery.save()

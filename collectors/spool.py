@@ -1,0 +1,162 @@
+"""Readings that could not be stored because PostgreSQL was unavailable wait in Redis.
+
+`poll_once` has already read the server when the ingest fails with OperationalError or
+InterfaceError; dropping that reading would lose a sample we were given. It is pushed instead,
+as JSON, to the Redis list `iw:spool` (newest at the head), and `drain_spool` (beat, every 10 s)
+re-ingests the oldest first once PostgreSQL answers again. Re-ingest is idempotent: the sample
+tables' primary key is (server, ts), so a reading stored twice is stored once.
+
+Bound on loss (stated, and tested): the list keeps the newest `MAX_ENTRIES` (20,000) readings;
+older ones are trimmed. At 100 servers polled every 10 s that is ~33 minutes of outage; a
+reading is ~5-15 KB compressed, so the spool stays under ~300 MB of Redis. Readings are also
+lost if Redis itself is down at the same time (logged). While PostgreSQL is down the fan-out
+and the polls work from the server list saved in Redis (`collectors.tasks.ROSTER_KEY`), so new
+readings keep arriving here.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import logging
+import time
+import zlib
+from typing import Any
+
+import redis
+from celery import shared_task
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db.models import Q
+
+log = logging.getLogger(__name__)
+
+KEY = "iw:spool"
+INFLIGHT_KEY = "iw:spool:inflight"  # claimed by a drain; put back if that drain dies
+DEAD_KEY = "iw:spool:dead"  # entries that can never be stored (unparseable); kept for a human
+LOCK_KEY = "iw:spool:lock"
+MAX_ENTRIES = 20_000
+DB_UNAVAILABLE = (OperationalError, InterfaceError)
+_clients: dict[str, redis.Redis] = {}
+
+
+def _redis() -> redis.Redis:
+    url = settings.REDIS_URL
+    if url not in _clients:
+        _clients[url] = redis.Redis.from_url(url, socket_timeout=2)
+    return _clients[url]
+
+
+def encode(server_id: int, reading: Any) -> str:
+    """The parts of a `sources.ServerReading` that ingest needs, as JSON."""
+    text = base64.b64encode(zlib.compress(reading.innodb_status.encode(), 6)).decode()
+    return json.dumps({
+        "v": 1,
+        "server_id": server_id,
+        "captured_at": reading.captured_at.isoformat(),
+        "innodb_status_zlib": text,
+        "global_status": reading.global_status,
+        "innodb_metrics": reading.innodb_metrics,
+    })
+
+
+def decode(entry: str | bytes) -> dict[str, Any]:
+    item = json.loads(entry)
+    item["captured_at"] = dt.datetime.fromisoformat(item["captured_at"])
+    item["innodb_status"] = zlib.decompress(base64.b64decode(item.pop("innodb_status_zlib"))).decode()
+    return item
+
+
+def push(server_id: int, reading: Any, max_entries: int = MAX_ENTRIES) -> bool:
+    """Spool one reading; False if Redis is unavailable too (the reading is then lost)."""
+    try:
+        pipe = _redis().pipeline()
+        pipe.lpush(KEY, encode(server_id, reading))
+        pipe.ltrim(KEY, 0, max_entries - 1)  # the oldest readings go first when the bound is hit
+        pipe.execute()
+        return True
+    except redis.RedisError:
+        log.error("reading of server %s lost: PostgreSQL and Redis both unavailable", server_id)
+        return False
+
+
+def length() -> int:
+    return int(_redis().llen(KEY))
+
+
+def forget_connection_if_broken() -> None:
+    """After a database error Django keeps the dead connection; drop it so the next query reconnects."""
+    try:
+        close_old_connections()
+    except DB_UNAVAILABLE:
+        pass
+
+
+def drain(max_items: int = 2000, budget_s: float = 8.0) -> int:
+    """Store spooled readings, oldest first, until the spool is empty, PostgreSQL fails again,
+    or the budget is spent. Returns how many entries were taken off the spool."""
+    client = _redis()
+    if not client.set(LOCK_KEY, "1", nx=True, ex=max(int(budget_s * 4), 30)):
+        return 0  # another drain is running
+    try:
+        while client.lmove(INFLIGHT_KEY, KEY, "LEFT", "RIGHT"):
+            pass  # a previous drain died mid-entry: its claims go back, oldest end
+        done, deadline = 0, time.monotonic() + budget_s
+        while done < max_items and time.monotonic() < deadline:
+            entry = client.lmove(KEY, INFLIGHT_KEY, "RIGHT", "LEFT")
+            if entry is None:
+                break
+            if not _store_entry(client, entry):
+                client.lmove(INFLIGHT_KEY, KEY, "LEFT", "RIGHT")
+                break
+            client.lrem(INFLIGHT_KEY, 1, entry)
+            done += 1
+        return done
+    finally:
+        client.delete(LOCK_KEY)
+
+
+def _store_entry(client: redis.Redis, entry: bytes) -> bool:
+    """True when the entry is dealt with (stored, already stored, or dead); False: retry later."""
+    try:
+        store(decode(entry))
+    except DB_UNAVAILABLE:
+        forget_connection_if_broken()
+        return False
+    except Exception:  # malformed or unparseable: retrying cannot help, keep it for a human
+        log.exception("spooled reading cannot be stored; moved to %s", DEAD_KEY)
+        client.lpush(DEAD_KEY, entry)
+        client.ltrim(DEAD_KEY, 0, 999)
+    return True
+
+
+def store(item: dict[str, Any]) -> bool:
+    """Ingest one spooled reading; False when it was already stored (or its server is gone)."""
+    from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
+    from timeseries import ingest
+    from servers.models import CollectorRun, Server
+
+    server = Server.objects.filter(pk=item["server_id"]).first()
+    if server is None:
+        return False
+    status = parse_innodb_status(item["innodb_status"])
+    ts = item["captured_at"]
+    stored = ingest.save_innodb_sample(
+        server, ts, status=status, raw_text=item["innodb_status"], parser_version=PARSER_VERSION,
+        global_status=item["global_status"], innodb_metrics=item["innodb_metrics"],
+    )
+    if stored:
+        CollectorRun.objects.create(
+            server=server, kind=CollectorRun.Kind.INNODB_STATUS, started_at=ts, finished_at=ts,
+            status=CollectorRun.Status.OK, error="stored late from the spool (PostgreSQL was unavailable)",
+        )
+        Server.objects.filter(pk=server.pk).filter(Q(last_sample_at__lt=ts) | Q(last_sample_at=None)).update(
+            last_sample_at=ts
+        )
+    return stored
+
+
+@shared_task(name="collectors.drain_spool", ignore_result=True, soft_time_limit=30)
+def drain_spool() -> int:
+    return drain()

@@ -1,0 +1,35 @@
+"""Periodic housekeeping tasks of the dashboard's own database."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from celery import shared_task
+from django.conf import settings
+
+from timeseries import partitions
+
+
+def maintain_partitions_now(today: dt.date | None = None) -> dict[str, list[str]]:
+    """Create the next days' partitions and drop those past each table's retention."""
+    today = today or dt.datetime.now(dt.UTC).date()
+    dropped: dict[str, list[str]] = {}
+    for table, retention_setting in partitions.PARTITIONED_TABLES.items():
+        partitions.ensure_partitions(
+            table, today - dt.timedelta(days=1), today + dt.timedelta(days=settings.INNOWATCH_PARTITION_DAYS_AHEAD)
+        )
+        cutoff = today - dt.timedelta(days=getattr(settings, retention_setting))
+        dropped[table] = partitions.drop_partitions_before(table, cutoff)
+    return dropped
+
+
+@shared_task(name="timeseries.maintain_partitions", ignore_result=True)
+def maintain_partitions() -> None:
+    maintain_partitions_now()
+
+
+@shared_task(name="timeseries.build_rollups", ignore_result=True, soft_time_limit=55)
+def build_rollups() -> None:
+    from timeseries.rollups import build_rollups_now
+
+    build_rollups_now()
