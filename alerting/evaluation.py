@@ -17,15 +17,15 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from alerting.models import AlertEvent, AlertRule, AlertState, Silence
 from analysis import checkpoint
 from analysis.alert_rules import AlertState as PureState
 from analysis.alert_rules import RuleSpec, Transition, evaluate_series, step
 from analysis.rates import counter_rates
 from analysis.trend import slope_per_s
-from timeseries.metrics import METRICS
-from alerting.models import AlertEvent, AlertRule, AlertState, Silence
 from annotations.models import Annotation
 from servers.models import CollectorRun, Server
+from timeseries.metrics import METRICS
 from timeseries.models import InnodbSample
 
 WINDOW_S = 900.0  # how much history one evaluation reads

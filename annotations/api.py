@@ -1,4 +1,4 @@
-"""Annotations API (issue 7): list/create, read/edit/delete. Session or Bearer token, so deploy
+"""Annotations API: list/create, read/edit/delete. Session or Bearer token, so deploy
 tools can post; validation failures are 400 with a message a person can act on."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_http_methods
 
-from servers.api_params import BadRequest, bad_request, parse_time
 from accounts.auth import api_auth
-from annotations.models import Annotation
-from servers.models import Server
 from accounts.roles import can_operate
+from annotations.models import Annotation
+from servers.api_params import BadRequest, bad_request, parse_time
+from servers.models import Server
 
 MAX_TEXT = 10_000
 MAX_TAGS = 20

@@ -6,11 +6,12 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from annotations import effects
-from servers.api_params import BadRequest, bad_request, parse_time
 from accounts.auth import api_auth
+from annotations import effects
 from annotations.models import Annotation
+from servers.api_params import BadRequest, bad_request, parse_time
 from servers.models import Server
+
 
 def _effect_response(server: Server, windows) -> JsonResponse:
     body, _, _ = effects.effect_report(server, windows)

@@ -1,4 +1,4 @@
-"""Before/after effect reports (issue 7): query raw samples for two windows, derive rates with
+"""Before/after effect reports: query raw samples for two windows, derive rates with
 analysis.rates, compare with analysis.effect.compare_windows, and shape the result as JSON.
 
 Gauges are used as stored; rates come from the stored cumulative counters. Disk w_s and wr_rt

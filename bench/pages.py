@@ -1,4 +1,4 @@
-"""Page speed (issue 6): time until the server page is interactive (every chart drawn:
+"""Page speed: time until the server page is interactive (every chart drawn:
 body[data-charts-ready='1']) over 30 days of 10 s samples, and until the overview of 200 servers
 has loaded, in headless Chromium against a real gunicorn serving the bench database.
 

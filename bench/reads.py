@@ -8,8 +8,8 @@ import time
 
 from django.test import Client
 
-from timeseries import ingest, series
 from servers.models import Server
+from timeseries import ingest, series
 
 SERIES_METRICS = [
     "checkpoint_age_bytes", "modified_age_bytes", "history_list_length", "pages_dirty", "pages_free",
@@ -66,7 +66,7 @@ def series_figures(client: Client, server: Server, start: dt.datetime, end: dt.d
 
 def make_fleet(count: int, now: dt.datetime) -> None:
     """`count` servers with an hour of recent 10 s samples each (what the overview reads)."""
-    from timeseries.history import samples
+    from dashboard.history import samples
 
     rows = []
     for n in range(count):

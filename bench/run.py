@@ -76,7 +76,7 @@ def parse_figures() -> dict:
 
 def storage_figures(now: dt.datetime) -> dict:
     from bench import storage
-    from timeseries.history import generate_history
+    from dashboard.history import generate_history
     from servers.models import Server
 
     rows = storage.synthetic_rows(40, 6, now - dt.timedelta(days=2))
@@ -131,7 +131,7 @@ def page_only_figures(now: dt.datetime) -> dict:
     from django.db import connection
 
     from bench import pages, reads
-    from timeseries.history import generate_history
+    from dashboard.history import generate_history
     from servers.models import Server
 
     if not _recent_history(now):

@@ -1,4 +1,4 @@
-"""Soak (issue 9, item 6): many servers polled every second by a real Celery worker and beat for N
+"""Soak: many servers polled every second by a real Celery worker and beat for N
 minutes; every 30 s the broker queue length, worker RSS, database size and sample count are
 sampled, and each is judged flat or not by its least-squares slope.
 

@@ -7,7 +7,7 @@ import time
 
 from django.db import connection, transaction
 
-from timeseries import history, ingest, partitions
+from dashboard import history, ingest, partitions
 from servers.models import Server
 from timeseries.models import InnodbSample
 

@@ -32,7 +32,7 @@ def measure() -> dict:
     django.setup()
     benchdb.migrate()
     from bench import storage
-    from timeseries.history import generate_history
+    from dashboard.history import generate_history
 
     now = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
     result = generate_history(1, 30, 10, now - dt.timedelta(days=30), prefix="bench30d")

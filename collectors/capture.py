@@ -9,7 +9,7 @@ One object per reading, all readings of one poll sharing its `ts` (ISO 8601, UTC
     {"ts": "...", "kind": "diskstats", "text": "<this host's /proc/diskstats>"}   server on this host only
     {"ts": "...", "kind": "iostat", "text": "<iostat -dxk output>"}               same, if iostat exists
 
-`innodb_metrics` is an addition to the kinds issue 4 names: without it an imported capture would
+`innodb_metrics` is an addition to the kinds a pt-stalk capture holds: without it an imported capture would
 lack the flushing-by-type series that polling stores.
 """
 

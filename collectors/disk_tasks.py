@@ -23,8 +23,9 @@ from celery import shared_task
 from django.utils import timezone
 
 from collectors.parsers.diskstats import parse_proc_diskstats
-from timeseries.disk_ingest import save_disk_samples
+from collectors.scheduling import claim, server_for_task
 from servers.models import CollectorRun, Server
+from timeseries.disk_ingest import save_disk_samples
 
 log = logging.getLogger(__name__)
 PROC_DISKSTATS = Path("/proc/diskstats")
@@ -64,8 +65,6 @@ def enqueue_disk_poll(server: Server, slot: int) -> bool:
 
 @shared_task(name="collectors.poll_diskstats", ignore_result=True, soft_time_limit=10)
 def poll_diskstats(server_id: int, slot: int | None = None) -> None:
-    from collectors.tasks import claim, server_for_task  # tasks imports this module for the fan-out
-
     # Disk samples are not spooled while PostgreSQL is down: the counters are cumulative, so the
     # first sample after the outage covers the gap in rates.
     server = server_for_task(server_id, from_roster=False)

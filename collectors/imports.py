@@ -26,10 +26,9 @@ from collectors.parsers import pt_stalk
 from collectors.parsers.diskstats import parse_proc_diskstats, parse_pt_diskstats_samples
 from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
 from servers import changes
-from timeseries import poll_events
-from timeseries import ingest
-from timeseries.disk_ingest import save_disk_samples
 from servers.models import CollectorRun, Server
+from timeseries import ingest, poll_events
+from timeseries.disk_ingest import save_disk_samples
 
 
 @dataclass

@@ -12,8 +12,8 @@ from django.db import transaction
 
 from collectors import sources
 from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
-from timeseries import ingest
 from servers.models import Server
+from timeseries import ingest
 from timeseries.models import InnodbSample, RawStatus, SemaphoreWaitSample
 
 # Only the columns that come from the status text change; global-status columns stay as read.

@@ -10,7 +10,7 @@ Bound on loss (stated, and tested): the list keeps the newest `MAX_ENTRIES` (20,
 older ones are trimmed. At 100 servers polled every 10 s that is ~33 minutes of outage; a
 reading is ~5-15 KB compressed, so the spool stays under ~300 MB of Redis. Readings are also
 lost if Redis itself is down at the same time (logged). While PostgreSQL is down the fan-out
-and the polls work from the server list saved in Redis (`collectors.tasks.ROSTER_KEY`), so new
+and the polls work from the server list saved in Redis (`collectors.scheduling.ROSTER_KEY`), so new
 readings keep arriving here.
 """
 
@@ -134,8 +134,8 @@ def _store_entry(client: redis.Redis, entry: bytes) -> bool:
 def store(item: dict[str, Any]) -> bool:
     """Ingest one spooled reading; False when it was already stored (or its server is gone)."""
     from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
-    from timeseries import ingest
     from servers.models import CollectorRun, Server
+    from timeseries import ingest
 
     server = Server.objects.filter(pk=item["server_id"]).first()
     if server is None:

@@ -1,96 +1,31 @@
-"""Thin Celery glue: sources -> parsers -> ingest. Scheduling and run bookkeeping live here."""
+"""Thin Celery glue: sources -> parsers -> ingest, the fan-out, and run bookkeeping."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from contextlib import contextmanager
 
-import redis
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from collectors import disk_tasks, sources
+from collectors import disk_tasks, sources, spool
 from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
-from collectors import spool
-from timeseries import poll_events
-from timeseries import ingest
+from collectors.scheduling import (  # noqa: F401  (ROSTER_KEY, servers_to_poll: the roster's API)
+    ROSTER_KEY,
+    claim,
+    load_roster,
+    poll_slot,
+    redis_client,
+    server_for_task,
+    servers_to_poll,
+)
 from servers.crypto import SecretDecryptionError
 from servers.models import CollectorRun, Server
+from timeseries import ingest, poll_events
 
 log = logging.getLogger(__name__)
-_redis_client: redis.Redis | None = None
-
-
-def redis_client() -> redis.Redis:
-    global _redis_client
-    if _redis_client is None:
-        _redis_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
-    return _redis_client
-
-
-def poll_slot(server: Server, now_s: float) -> int:
-    """Polls are aligned on multiples of the interval: slot N covers [N*i, (N+1)*i)."""
-    return int(now_s // server.poll_interval_s)
-
-
-def claim(key: str, ttl_s: int) -> bool:
-    """Atomically claim a key once (SET NX): fan-out and redelivered tasks both rely on it."""
-    return bool(redis_client().set(key, "1", nx=True, ex=max(ttl_s, 2)))
-
-
-# What a poll needs of each enabled server, as of the last fan-out that could read PostgreSQL.
-# While PostgreSQL is down the fan-out and the polls work from this copy, so readings keep being
-# taken and wait in the spool instead of not being taken at all. The password stays encrypted.
-ROSTER_KEY = "iw:poll-roster"
-ROSTER_FIELDS = ("pk", "name", "host", "port", "user", "password_encrypted", "poll_interval_s", "host_agent")
-ROSTER_TTL_S = 7 * 86400
-
-
-def servers_to_poll() -> list[Server]:
-    try:
-        servers = list(Server.objects.filter(enabled=True, imported=False).only(*ROSTER_FIELDS))
-    except spool.DB_UNAVAILABLE:
-        spool.forget_connection_if_broken()
-        servers = load_roster()
-        log.warning("PostgreSQL unavailable: polling %d servers from the saved roster", len(servers))
-        return servers
-    save_roster(servers)
-    return servers
-
-
-def save_roster(servers: list[Server]) -> None:
-    roster = json.dumps([{field: getattr(s, field) for field in ROSTER_FIELDS} for s in servers])
-    try:
-        redis_client().set(ROSTER_KEY, roster, ex=ROSTER_TTL_S)
-    except redis.RedisError:
-        log.warning("poll roster not saved: Redis unavailable")
-
-
-def load_roster() -> list[Server]:
-    """Unsaved Server instances built from the roster (empty if there is none or Redis is down)."""
-    try:
-        roster = redis_client().get(ROSTER_KEY)
-    except redis.RedisError:
-        return []
-    return [Server(**entry) for entry in json.loads(roster)] if roster else []
-
-
-def server_for_task(server_id: int, from_roster: bool) -> Server | None:
-    """The task's server; None if it was deleted since the fan-out, or PostgreSQL is down and
-    the roster may not (or cannot) stand in."""
-    try:
-        return Server.objects.get(pk=server_id)
-    except Server.DoesNotExist:
-        return None
-    except spool.DB_UNAVAILABLE:
-        spool.forget_connection_if_broken()
-    server = next((s for s in load_roster() if s.pk == server_id), None) if from_roster else None
-    if server is None:
-        log.warning("server %s not polled: PostgreSQL unavailable", server_id)
-    return server
 
 
 @shared_task(name="collectors.schedule_polls", ignore_result=True)
@@ -104,7 +39,7 @@ def schedule_polls(now_s: float | None = None) -> int:
             continue
         # A poll that starts after its interval has passed is worthless: the next one is due.
         poll_server.apply_async((server.pk, slot), expires=server.poll_interval_s)
-        disk_tasks.enqueue_disk_poll(server, slot)  # issue 4: to host.<agent>, a local worker, or nowhere
+        disk_tasks.enqueue_disk_poll(server, slot)  # to host.<agent>, a local worker, or nowhere
         enqueued += 1
     return enqueued
 
@@ -183,7 +118,7 @@ def _update_server_identity(server: Server, reading: sources.ServerReading) -> N
         server.variables_at = reading.captured_at
         fields += ["variables", "variables_at"]
     server.save(update_fields=fields)
-    # Detected tuning changes and restarts (issue 7): a diff against the previous snapshot.
+    # Detected tuning changes and restarts: a diff against the previous snapshot.
     poll_events.after_poll(
         server, reading.captured_at, old_variables=old_variables, new_variables=reading.variables,
         global_status=reading.global_status, setters=getattr(reading, "variable_setters", None),

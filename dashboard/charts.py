@@ -100,7 +100,7 @@ def simple_charts() -> list[dict]:
 
 
 def disk_chart() -> dict | None:
-    """Disk under the datadir / redo log (issue 4's disk_* series); None if not served."""
+    """Disk under the datadir / redo log (the disk_* series); None if not served."""
     try:
         from timeseries.metrics import DISK_METRICS
     except ImportError:

@@ -1,5 +1,5 @@
 """`make demo`: a real write workload on the local MariaDB, tuning changes on a schedule, and the
-detected annotations with their effect reports (issue 7) and the checkpoint-age alert (issue 8).
+detected annotations with their effect reports and the checkpoint-age alert.
 
 Settings that make flushing visible on a small machine (measured; the capture in
 tests/fixtures/captures/ was taken with them): at full sysbench speed the checkpoint age sits at
@@ -24,11 +24,11 @@ from pathlib import Path
 import MySQLdb
 from django.conf import settings
 
-from collectors.tasks import poll_once
 from alerting import evaluation as alerting
-from annotations import effects
 from alerting.models import AlertEvent, AlertState
+from annotations import effects
 from annotations.models import Annotation
+from collectors.tasks import poll_once
 from servers.models import Server
 
 DEMO_DB = "innowatch_demo"

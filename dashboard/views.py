@@ -10,12 +10,12 @@ from django.utils import timezone
 
 from collectors.tasks import last_heartbeat
 from dashboard import charts
-from servers.api_params import BadRequest, parse_time
-from servers.status import server_status
-from timeseries.raw import deadlock_section, raw_status_at, status_text
-from servers.models import CollectorRun, Server
-from timeseries.models import DiskSample, RawStatus
 from dashboard.overview import overview_rows
+from servers.api_params import BadRequest, parse_time
+from servers.models import CollectorRun, Server
+from servers.status import server_status
+from timeseries.models import DiskSample, RawStatus
+from timeseries.raw import deadlock_section, raw_status_at, status_text
 
 
 @login_required

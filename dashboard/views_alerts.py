@@ -11,10 +11,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from accounts.roles import OPERATOR, can_operate, require_role
 from alerting import evaluation as alerting
 from alerting.models import AlertEvent, AlertRule, AlertState, Silence
 from servers.models import Server
-from accounts.roles import OPERATOR, can_operate, require_role
 
 
 class SilenceForm(forms.ModelForm):

@@ -9,13 +9,13 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+import psycopg2
 from django.db import IntegrityError, connection, transaction
 from django.db.utils import DatabaseError
-import psycopg2
 from psycopg2.extras import execute_values
 
-from timeseries import partitions
 from servers.models import Server
+from timeseries import partitions
 from timeseries.models import InnodbSample, RawStatus, SemaphoreWaitSample
 
 log = logging.getLogger(__name__)

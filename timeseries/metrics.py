@@ -48,7 +48,7 @@ _METRICS = [
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 
 
-# --- disk metrics (issue 4): derived from DiskSample counters by timeseries.disk_series --------
+# --- disk metrics: derived from DiskSample counters by timeseries.disk_series --------
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-
 MOVED_MODELS = [
     migrations.CreateModel(
         name='NotificationChannel',

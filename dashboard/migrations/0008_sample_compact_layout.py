@@ -1,5 +1,5 @@
 """InnodbSample: 4-byte `integer` for values bounded by design, and columns laid out without
-alignment padding (8-byte first, then 4, 2, 1), for issue #5's bytes-per-value target.
+alignment padding (8-byte first, then 4, 2, 1), to keep bytes per stored value low.
 
 PostgreSQL cannot reorder columns, and a bigint -> integer change rewrites every row anyway, so the
 partitioned table is rebuilt: the old parent and its daily partitions are renamed aside, the new

@@ -4,7 +4,6 @@ that permissions granted on them (the admin role's) and admin log entries follow
 
 from django.db import migrations
 
-
 MOVED = {
     "accounts": ["apitoken"],
     "servers": ["server", "collectorrun", "variablechange"],

@@ -8,7 +8,6 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-
 MOVED_MODELS = [
     migrations.CreateModel(
         name='Server',

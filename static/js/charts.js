@@ -185,7 +185,7 @@
   function layout(spec, range) {
     const hasY2 = spec.series.some((s) => s.axis === "y2") || (spec.derived || []).length > 0 ||
       (spec.lines || []).some((l) => l.axis === "y2");
-    // Drawing time (issue 6): tick labels may overflow (the default measures every label to hide
+    // Drawing time: tick labels may overflow (the default measures every label to hide
     // those past the div; the margins leave them room), and the bottom margin already holds one row of
     // legend (the legend would push it there, and Plotly would lay the chart out a second time).
     // The chart's title and its axes' units are the HTML heading above the div (server.html): Plotly

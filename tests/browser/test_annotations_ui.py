@@ -1,4 +1,4 @@
-"""Server page annotations panel: add, edit, delete through the API, text shown escaped (issue 7)."""
+"""Server page annotations panel: add, edit, delete through the API, text shown escaped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The effect page draws one chart per metric, before and after on one axis (issue 7)."""
+"""The effect page draws one chart per metric, before and after on one axis."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Capture files both ways (issue 4 item 5): `capture` records the local MariaDB under load,
+"""Capture files both ways: `capture` records the local MariaDB under load,
 `import_capture` replays the file (or a pt-stalk folder) into the same tables."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import pytest
 from django.core.management import call_command
 
 from analysis.diskstats import diskstats_metrics
+from annotations.models import Annotation
+from collectors.imports import import_capture
 from collectors.parsers.diskstats import parse_pt_diskstats_samples
 from collectors.parsers.innodb_status import parse_innodb_status
-from annotations.models import Annotation
 from servers.models import Server, VariableChange
-from timeseries.models import DiskSample, InnodbSample, RawStatus
-from collectors.imports import import_capture
 from tests.conftest import MARIADB, write_load
+from timeseries.models import DiskSample, InnodbSample, RawStatus
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Disk collection on the database host (issue 4 item 4): this machine's real /proc/diskstats,
+"""Disk collection on the database host: this machine's real /proc/diskstats,
 the fan-out's routing seen in the test Redis database, and the disk metrics of the series API."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collectors.parsers.diskstats import parse_proc_diskstats, parse_pt_diskstat
 from collectors.sources_disk import device_for_path
 from collectors.tasks import poll_once, schedule_polls
 from servers.models import CollectorRun, Server
-from timeseries.models import DiskSample
 from tests.conftest import FIXTURES, write_load
+from timeseries.models import DiskSample
 
 pytestmark = pytest.mark.django_db
 

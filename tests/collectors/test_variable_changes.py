@@ -1,5 +1,5 @@
 """Detected tuning changes: SET GLOBAL on the real MariaDB between two polls, restarts, and the
-variable history API (issue 7)."""
+variable history API."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import datetime as dt
 
 import pytest
 
+from annotations.models import Annotation
 from collectors.tasks import poll_once
 from servers import changes
-from timeseries import poll_events
-from timeseries import ingest
-from annotations.models import Annotation
 from servers.models import CollectorRun, VariableChange
+from timeseries import ingest, poll_events
 
 T0 = dt.datetime(2026, 11, 3, 12, 0, tzinfo=dt.UTC)
 

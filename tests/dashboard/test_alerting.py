@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.dashboard.alert_scenario import (
-    ASYNC_BYTES, MAX_AGE_BYTES, T0, age_pct, at, install_builtin_rules, make_server, only_rules, store, tick,
+    ASYNC_BYTES,
+    MAX_AGE_BYTES,
+    T0,
+    age_pct,
+    at,
+    install_builtin_rules,
+    make_server,
+    only_rules,
+    store,
+    tick,
     transitions,
 )
 
@@ -206,8 +214,8 @@ def test_a_maintenance_annotation_silences_its_server_for_its_range(webhook_chan
 
 def test_acknowledging_records_who_and_why_and_annotates(admin_user):
     from alerting.evaluation import acknowledge
-    from annotations.models import Annotation
     from alerting.models import AlertState
+    from annotations.models import Annotation
 
     server = make_server()
     only_rules({"name": "hll", "metric": "history_list_length", "threshold": 10})

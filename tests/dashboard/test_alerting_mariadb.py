@@ -10,9 +10,8 @@ import time
 import MySQLdb
 import pytest
 
-from tests.conftest import MARIADB
+from tests.conftest import MARIADB, wait_for
 from tests.dashboard.alert_scenario import install_builtin_rules
-from tests.conftest import wait_for
 from tests.dashboard.test_alerting_delivery import Receiver
 
 
@@ -89,9 +88,9 @@ def adaptive_flushing_off(mariadb_root):
 def test_checkpoint_age_alert_fires_before_the_stall_and_resolves_after_adaptive_flushing_is_on(
     local_server, celery_worker_thread, adaptive_flushing_off
 ):
-    from collectors.tasks import schedule_polls
     from alerting.evaluation import evaluate_alerts
     from alerting.models import AlertEvent, AlertRule, NotificationChannel, NotificationDelivery
+    from collectors.tasks import schedule_polls
     from timeseries.models import InnodbSample
 
     install_builtin_rules()

@@ -1,4 +1,4 @@
-"""Annotations API and command: auth, validation, scopes and filters (issue 7)."""
+"""Annotations API and command: auth, validation, scopes and filters."""
 
 from __future__ import annotations
 

@@ -65,8 +65,8 @@ def pct_change(before: float, after: float) -> float:
 
 @pytest.fixture
 def imported(db):
-    from collectors.imports import import_capture
     from annotations.models import Annotation
+    from collectors.imports import import_capture
 
     result = import_capture(CAPTURE, "captured-mariadb-10.11")
     assert result.created and result.samples > 150, result.warnings[:5]

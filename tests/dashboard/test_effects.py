@@ -1,5 +1,5 @@
 """Effect reports on fixed series stored in InnodbSample/DiskSample, checked against values
-computed by hand (issue 7)."""
+computed by hand."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from timeseries import ingest
 from annotations.models import Annotation
+from timeseries import ingest
 from timeseries.models import DiskSample
 from timeseries.partitions import ensure_partitions_for
 

@@ -310,8 +310,8 @@ def test_thresholds_api_answers_with_the_servers_limits(logged_in):
 @pytest.mark.parametrize("last_sample_second, raw_only_minutes", [(30, 1), (55, 0)])
 def test_sparkline_reads_finished_minutes_from_the_rollup_and_agrees_with_raw_rows(
         last_sample_second, raw_only_minutes):
-    from timeseries.models import RollupState
     from dashboard.overview import age_history
+    from timeseries.models import RollupState
     from timeseries.rollups import build_range, floor_time
 
     last = timezone.now().replace(second=last_sample_second, microsecond=0) - dt.timedelta(minutes=1)

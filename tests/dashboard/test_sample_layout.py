@@ -1,4 +1,4 @@
-"""The sample table's compact layout (issue #5, bytes per value): 4-byte columns for bounded values,
+"""The sample table's compact layout (bytes per value): 4-byte columns for bounded values,
 a value that does not fit costs only that field, and migration 0008 keeps every stored row."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
-from timeseries import ingest, partitions
 from servers.models import Server
+from timeseries import ingest, partitions
 from timeseries.models import InnodbSample
 
 STATUS_TEXT = (Path(__file__).parents[1] / "fixtures/innodb_status/mariadb-10.11--datadog-mariadb-1011.txt").read_text()

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from timeseries import ingest
 from servers.models import Server
+from timeseries import ingest
 
 T0 = dt.datetime(2026, 7, 1, tzinfo=dt.UTC)
 

@@ -9,8 +9,8 @@ import pytest
 
 from analysis.downsample import choose_resolution, downsample, rollup
 from analysis.rates import counter_rates
-from timeseries import ingest, rollups
 from servers.models import Server
+from timeseries import ingest, rollups
 from timeseries.models import InnodbRollup1h, InnodbRollup1m, InnodbRollup15m
 from timeseries.series import series_for
 

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 
 from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
-from timeseries import ingest, partitions
 from servers.models import Server
+from timeseries import ingest, partitions
 from timeseries.models import InnodbSample, RawStatus
 from timeseries.tasks import maintain_partitions_now
 

@@ -9,10 +9,10 @@ from django.core.management import call_command
 
 from analysis.rates import counter_rates
 from annotations.models import Annotation
+from dashboard.history import ASYNC_POINT
 from servers.models import Server
-from timeseries.models import InnodbRollup1h, InnodbSample
 from timeseries import rollups
-from timeseries.history import ASYNC_POINT
+from timeseries.models import InnodbRollup1h, InnodbSample
 
 START = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)
 

@@ -101,8 +101,8 @@ def empty_spool(redis_client):
 def test_readings_taken_while_postgresql_is_down_are_spooled_and_stored_once_when_it_is_back(
     local_server, db_through_proxy, empty_spool
 ):
-    from collectors.tasks import poll_once
     from collectors import spool
+    from collectors.tasks import poll_once
     from servers.models import CollectorRun, Server
     from timeseries.models import InnodbSample, RawStatus
 
@@ -167,9 +167,9 @@ def test_beat_drains_the_spool_every_ten_seconds_with_an_expiry():
 
 @pytest.mark.django_db(transaction=True)
 def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server, db_through_proxy, empty_spool):
+    from collectors import spool
     from collectors.disk_tasks import poll_diskstats
     from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
-    from collectors import spool
     from timeseries.models import InnodbSample
 
     proxy = db_through_proxy
@@ -193,8 +193,8 @@ def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server
 
 @pytest.mark.django_db(transaction=True)
 def test_without_a_roster_a_poll_during_an_outage_is_skipped_not_a_crash(local_server, db_through_proxy, empty_spool):
-    from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
     from collectors import spool
+    from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
 
     empty_spool.delete(ROSTER_KEY)
     db_through_proxy.stop()

@@ -7,7 +7,8 @@ import datetime as dt
 
 import pytest
 from django.test import Client
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from timeseries.metrics import METRICS
 

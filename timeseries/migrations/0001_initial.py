@@ -5,7 +5,6 @@ and their rows (SeparateDatabaseAndState with no database operation)."""
 import django.db.models.deletion
 from django.db import migrations, models
 
-
 MOVED_MODELS = [
     migrations.CreateModel(
         name='RollupState',

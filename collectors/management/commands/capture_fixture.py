@@ -3,9 +3,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from collectors.reparse import capture_fixture
 from collectors.sources import SourceError
 from servers.models import Server
-from collectors.reparse import capture_fixture
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from servers.models import Server
 from collectors.reparse import reparse
+from servers.models import Server
 
 
 class Command(BaseCommand):

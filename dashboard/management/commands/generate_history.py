@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from timeseries.history import generate_history
+from dashboard.history import generate_history
 
 
 class Command(BaseCommand):

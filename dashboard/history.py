@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from timeseries import ingest, rollups
+from annotations.models import Annotation
 from servers.models import Server
+from timeseries import ingest, rollups
 
 PAGE_BYTES = 16384
 REDO_CAPACITY = 4 * 1024**3  # 2 × 2 GiB log files
@@ -197,10 +198,6 @@ def _server(name: str, interval_s: int) -> Server:
 
 
 def _annotate(server: Server, at: dt.datetime) -> None:
-    try:
-        from annotations.models import Annotation
-    except ImportError:  # annotations are another issue's feature; history works without them
-        return
     with transaction.atomic():
         Annotation.objects.filter(
             server=server, kind=Annotation.Kind.VARIABLE_CHANGE, text__startswith="innodb_adaptive"
