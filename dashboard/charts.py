@@ -137,8 +137,8 @@ def page_config(server, limits: ServerLimits, has_disk_rows: bool = False) -> di
     names |= {n for c in charts for d in c.get("derived", []) for n in d["inputs"]}
     return {
         "server_id": server.pk,
-        "series_url": reverse("api-series", args=[server.pk]),
-        "latches_url": reverse("api-latches", args=[server.pk]),
+        "series_url": reverse("api-server-series-series", args=[server.pk]),
+        "latches_url": reverse("api-server-series-latches", args=[server.pk]),
         "raw_url": reverse("raw", args=[server.pk]),
         "annotations_url": "/api/v1/annotations",
         "poll_interval_s": server.poll_interval_s,

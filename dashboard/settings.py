@@ -84,6 +84,9 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts.apps.AccountsConfig",
     "servers.apps.ServersConfig",
     "timeseries.apps.TimeseriesConfig",
@@ -186,7 +189,7 @@ INNOWATCH_RETENTION_DAYS = env_int("INNOWATCH_RETENTION_DAYS", 35)
 INNOWATCH_RAW_STATUS_RETENTION_DAYS = env_int("INNOWATCH_RAW_STATUS_RETENTION_DAYS", 7)
 INNOWATCH_ROLLUP_1M_RETENTION_DAYS = env_int("INNOWATCH_ROLLUP_1M_RETENTION_DAYS", 90)
 
-# Alert notifications (dashboard/notify.py): Django's email settings, and the first retry delay
+# Alert notifications (alerting/notify.py): Django's email settings, and the first retry delay
 # of a failed delivery (doubled per retry).
 EMAIL_BACKEND = env_str("DJANGO_EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
@@ -201,6 +204,38 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "innowatch@localhost")
 INNOWATCH_NOTIFY_RETRY_BASE_S = env_int("INNOWATCH_NOTIFY_RETRY_BASE_S", 10)
+
+# The JSON API (Django REST framework): token or session, roles as permissions, errors as
+# {"error": "..."}, JSON only, and a request rate per user counted in each web process.
+INNOWATCH_API_RATE = env_str("INNOWATCH_API_RATE", "6000/min")
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.BearerTokenAuthentication",
+        "accounts.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsViewer"],
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.api.UserThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "accounts.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Figures such as an undefined coefficient of variation were always sent as JSON NaN.
+    "STRICT_JSON": False,
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "innowatch API",
+    "DESCRIPTION": "InnoDB monitoring: servers, series, annotations, effect reports and alerts. "
+                   "Send `Authorization: Bearer <token>` (manage.py create_api_token) or use a logged-in session.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its docs page need a login like everything else.
+    "SERVE_PERMISSIONS": ["accounts.permissions.IsViewer"],
+    # The docs page is served from this server (drf-spectacular-sidecar), never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)

@@ -3,15 +3,16 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework import routers
 
 from accounts.ratelimit import RateLimitedLoginView
-from alerting import api as alerting_api
-from annotations import api as annotations_api
-from annotations import api_effects
+from alerting.api import AlertViewSet
+from annotations.api import AnnotationViewSet, ServerEffectViewSet
 from dashboard import views, views_alerts, views_effects
-from servers import api as servers_api
-from timeseries import api as timeseries_api
+from servers.api import ServerViewSet
+from timeseries.api import ServerSeriesViewSet
 
 # The admin's own login form would bypass the rate limit: send it to ours.
 admin.site.login = login_required(admin.site.login)
@@ -32,21 +33,18 @@ pages = [
     path("admin/", admin.site.urls),
 ]
 
+# One router for the JSON API. The documented URLs have no trailing slash; ids are numbers.
+router = routers.SimpleRouter(trailing_slash=False, use_regex_path=False)
+router.register("servers", ServerViewSet, basename="api-server")
+router.register("servers", ServerSeriesViewSet, basename="api-server-series")
+router.register("servers", ServerEffectViewSet, basename="api-server-effect")
+router.register("annotations", AnnotationViewSet, basename="api-annotation")
+router.register("alerts", AlertViewSet, basename="api-alerts")
+
 api = [
-    path("api/v1/servers", servers_api.servers, name="api-servers"),
-    path("api/v1/servers/<int:server_id>/variables", servers_api.variables, name="api-variables"),
-    path("api/v1/servers/<int:server_id>/variable-changes", servers_api.variable_changes,
-         name="api-variable-changes"),
-    path("api/v1/servers/<int:server_id>/series", timeseries_api.server_series, name="api-series"),
-    path("api/v1/servers/<int:server_id>/thresholds", timeseries_api.thresholds, name="api-thresholds"),
-    path("api/v1/servers/<int:server_id>/raw", timeseries_api.raw, name="api-raw"),
-    path("api/v1/servers/<int:server_id>/latches", timeseries_api.latches, name="api-latches"),
-    path("api/v1/servers/<int:server_id>/effect", api_effects.server_effect, name="api-server-effect"),
-    path("api/v1/annotations", annotations_api.annotations, name="api-annotations"),
-    path("api/v1/annotations/<int:annotation_id>", annotations_api.annotation, name="api-annotation"),
-    path("api/v1/annotations/<int:annotation_id>/effect", api_effects.annotation_effect,
-         name="api-annotation-effect"),
-    path("api/v1/alerts", alerting_api.alerts, name="api-alerts"),
+    path("api/v1/", include(router.urls)),
+    path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/docs", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
 urlpatterns = pages + api

@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.api_params import BadRequest, parse_time
 from collectors.tasks import last_heartbeat
 from dashboard import charts
 from dashboard.overview import overview_rows
-from servers.api_params import BadRequest, parse_time
 from servers.models import CollectorRun, Server
 from servers.status import server_status
 from timeseries.models import DiskSample, RawStatus

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from django.db.models import Count, Max
-from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
 
-from accounts.auth import api_auth
-from servers.api_params import BadRequest, bad_request, parse_range, parse_time
+from accounts.api import RefuseNul
+from accounts.api_params import BadRequest, IsoTimeField, TimeRangeQuery, validated
 from servers.models import Server
 from timeseries import series as series_reader
 from timeseries.disk_series import disk_series_for
@@ -20,93 +23,154 @@ from timeseries.thresholds import server_limits
 
 MAX_POINTS = 5000
 MAX_METRICS = 20
-
-
-def parse_points(value: str | None, default: int = 600) -> int:
-    if value is None or value == "":
-        return default
-    try:
-        points = int(value)
-    except ValueError:
-        raise BadRequest(f"points={value!r} is not a whole number") from None
-    if not 1 <= points <= MAX_POINTS:
-        raise BadRequest(f"points must be between 1 and {MAX_POINTS}")
-    return points
-
-
-def parse_metrics(value: str | None) -> list[str]:
-    names = [n.strip() for n in (value or "").split(",") if n.strip()]
-    if not names:
-        raise BadRequest("metrics is required, e.g. metrics=checkpoint_age_bytes,history_list_length")
-    if len(set(names)) > MAX_METRICS:
-        raise BadRequest(f"too many metrics: at most {MAX_METRICS} in one request")
-    unknown = [n for n in names if n not in METRICS and n not in DISK_METRICS]
-    if unknown:
-        known = ", ".join(sorted([*METRICS, *DISK_METRICS]))
-        raise BadRequest(f"unknown metric(s): {', '.join(unknown)}; known: {known}")
-    return list(dict.fromkeys(names))
-
-
-@api_auth
-@require_GET
-def server_series(request, server_id: int):
-    server = get_object_or_404(Server, pk=server_id)
-    try:
-        names = parse_metrics(request.GET.get("metrics"))
-        start, end = parse_range(request.GET)
-        points = parse_points(request.GET.get("points"))
-    except BadRequest as exc:
-        return bad_request(str(exc))
-    disk_names = [n for n in names if n in DISK_METRICS]
-    data = series_reader.series_for(server, [n for n in names if n not in DISK_METRICS], start, end, points)
-    body = {"start": start.isoformat(), "end": end.isoformat()}
-    if disk_names:  # derived from raw disk counters; default devices: datadir/redo
-        devices = [d.strip() for d in request.GET.get("device", "").split(",") if d.strip()]
-        disk_data, body["devices"] = disk_series_for(server, disk_names, start, end, points, devices)
-        data.update(disk_data)
-    return JsonResponse({"metrics": {n: data[n] for n in names}, **body})
-
-
 TOP_LATCHES = 20
 
 
-@api_auth
-@require_GET
-def thresholds(request, server_id: int):
-    server = get_object_or_404(Server, pk=server_id)
-    latest = InnodbSample.objects.filter(server=server).order_by("-ts").first()
-    return JsonResponse({"server": server.pk, "limits": server_limits(server, latest).as_dict()})
+@extend_schema_field(OpenApiTypes.STR)
+class MetricListField(serializers.Field):
+    """Comma-separated metric names, each served once, in the order asked."""
+
+    def to_internal_value(self, value):
+        names = [n.strip() for n in str(value).split(",") if n.strip()]
+        if not names:
+            raise BadRequest("metrics is required, e.g. metrics=checkpoint_age_bytes,history_list_length")
+        if len(set(names)) > MAX_METRICS:
+            raise BadRequest(f"too many metrics: at most {MAX_METRICS} in one request")
+        unknown = [n for n in names if n not in METRICS and n not in DISK_METRICS]
+        if unknown:
+            known = ", ".join(sorted([*METRICS, *DISK_METRICS]))
+            raise BadRequest(f"unknown metric(s): {', '.join(unknown)}; known: {known}")
+        return list(dict.fromkeys(names))
+
+    def to_representation(self, value):
+        return ",".join(value)
 
 
-@api_auth
-@require_GET
-def raw(request, server_id: int):
-    server = get_object_or_404(Server, pk=server_id)
-    try:
-        at = parse_time(request.GET.get("at"), "at", timezone.now())
-    except BadRequest as exc:
-        return bad_request(str(exc))
-    row = raw_status_at(server, at)
-    if row is None:
-        return JsonResponse({"error": "no status text stored for this server"}, status=404)
-    text = status_text(row)
-    return JsonResponse({"ts": row.ts.isoformat(), "parser_version": row.parser_version,
+@extend_schema_field(OpenApiTypes.INT)
+class PointsField(serializers.Field):
+    def to_internal_value(self, value):
+        if value == "":
+            return 600
+        try:
+            points = int(value)
+        except ValueError:
+            raise BadRequest(f"points={value!r} is not a whole number") from None
+        if not 1 <= points <= MAX_POINTS:
+            raise BadRequest(f"points must be between 1 and {MAX_POINTS}")
+        return points
+
+    def to_representation(self, value):
+        return value
+
+
+class SeriesQuery(TimeRangeQuery):
+    metrics = MetricListField(required=False, help_text="comma-separated metric names (required), e.g. "
+                                                        "checkpoint_age_bytes,history_list_length")
+    points = PointsField(required=False, help_text=f"at most this many buckets (1-{MAX_POINTS}, default 600)")
+    device = serializers.CharField(required=False, allow_blank=True,
+                                   help_text="disk metrics: comma-separated devices (default: datadir and redo)")
+
+    def validate(self, attrs):
+        if "metrics" not in attrs:
+            raise BadRequest("metrics is required, e.g. metrics=checkpoint_age_bytes,history_list_length")
+        return {"points": 600, **super().validate(attrs)}
+
+
+class SeriesSerializer(serializers.Serializer):
+    start = serializers.CharField()
+    end = serializers.CharField()
+    devices = serializers.ListField(child=serializers.CharField(), required=False)
+    metrics = serializers.DictField(
+        help_text='per metric: {"t": [epoch ms], "min": [...], "avg": [...], "max": [...]}')
+
+
+class AtQuery(serializers.Serializer):
+    at = IsoTimeField(help_text="ISO 8601 (default: now): the status stored at or before it")
+
+
+class RawStatusSerializer(serializers.Serializer):
+    ts = serializers.CharField()
+    parser_version = serializers.CharField()
+    text = serializers.CharField()
+    latest_deadlock = serializers.CharField()
+
+
+class LatchSerializer(serializers.Serializer):
+    created_file = serializers.CharField()
+    created_line = serializers.IntegerField(allow_null=True)
+    latch = serializers.CharField()
+    waits = serializers.IntegerField()
+    samples = serializers.IntegerField()
+    longest_s = serializers.FloatField(allow_null=True)
+
+
+class LatchesSerializer(serializers.Serializer):
+    start = serializers.CharField()
+    end = serializers.CharField()
+    latches = LatchSerializer(many=True)
+
+
+class ThresholdsSerializer(serializers.Serializer):
+    server = serializers.IntegerField()
+    limits = serializers.DictField(help_text="redo capacity and InnoDB's async / sync / max points, in bytes")
+
+
+class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
+    """Per-server time series endpoints (under /api/v1/servers/<id>/)."""
+
+    queryset = Server.objects.all()
+    lookup_value_converter = "int"
+
+    @extend_schema(parameters=[SeriesQuery], responses=SeriesSerializer)
+    @action(detail=True, methods=["get"])
+    def series(self, request, pk=None):
+        """Min/avg/max per bucket of each metric; `..._per_s` metrics are rates of stored counters."""
+        server = get_object_or_404(Server, pk=pk)
+        query = validated(SeriesQuery, request.query_params)
+        names, start, end = query["metrics"], query["start"], query["end"]
+        disk_names = [n for n in names if n in DISK_METRICS]
+        data = series_reader.series_for(server, [n for n in names if n not in DISK_METRICS], start, end,
+                                        query["points"])
+        body = {"start": start.isoformat(), "end": end.isoformat()}
+        if disk_names:  # derived from raw disk counters; default devices: datadir/redo
+            devices = [d.strip() for d in query.get("device", "").split(",") if d.strip()]
+            disk_data, body["devices"] = disk_series_for(server, disk_names, start, end, query["points"], devices)
+            data.update(disk_data)
+        return Response({"metrics": {n: data[n] for n in names}, **body})
+
+    @extend_schema(responses=ThresholdsSerializer)
+    @action(detail=True, methods=["get"])
+    def thresholds(self, request, pk=None):
+        """InnoDB's own flush thresholds for this server (the bands of the checkpoint-age chart)."""
+        server = get_object_or_404(Server, pk=pk)
+        latest = InnodbSample.objects.filter(server=server).order_by("-ts").first()
+        return Response({"server": server.pk, "limits": server_limits(server, latest).as_dict()})
+
+    @extend_schema(parameters=[AtQuery], responses={200: RawStatusSerializer, 404: OpenApiResponse(
+        description="no status text stored for this server")})
+    @action(detail=True, methods=["get"])
+    def raw(self, request, pk=None):
+        """The SHOW ENGINE INNODB STATUS text stored at (or nearest before) `at`."""
+        server = get_object_or_404(Server, pk=pk)
+        at = validated(AtQuery, request.query_params).get("at") or timezone.now()
+        row = raw_status_at(server, at)
+        if row is None:
+            return Response({"error": "no status text stored for this server"}, status=404)
+        text = status_text(row)
+        return Response({"ts": row.ts.isoformat(), "parser_version": row.parser_version,
                          "text": text, "latest_deadlock": deadlock_section(text)})
 
-
-@api_auth
-@require_GET
-def latches(request, server_id: int):
-    """Waits grouped by where the latch was created: the hot latch, named by its source line."""
-    server = get_object_or_404(Server, pk=server_id)
-    try:
-        start, end = parse_range(request.GET)
-    except BadRequest as exc:
-        return bad_request(str(exc))
-    rows = (
-        SemaphoreWaitSample.objects.filter(server=server, ts__gte=start, ts__lt=end)
-        .values("created_file", "created_line", "latch")
-        .annotate(waits=Count("seq"), samples=Count("ts", distinct=True), longest_s=Max("seconds"))
-        .order_by("-waits", "-longest_s")[:TOP_LATCHES]
-    )
-    return JsonResponse({"start": start.isoformat(), "end": end.isoformat(), "latches": list(rows)})
+    @extend_schema(parameters=[TimeRangeQuery], responses=LatchesSerializer)
+    @action(detail=True, methods=["get"])
+    def latches(self, request, pk=None):
+        """Waits grouped by where the latch was created: the hot latch, named by its source line."""
+        server = get_object_or_404(Server, pk=pk)
+        query = validated(TimeRangeQuery, request.query_params)
+        start, end = query["start"], query["end"]
+        rows = (
+            SemaphoreWaitSample.objects.filter(server=server, ts__gte=start, ts__lt=end)
+            .values("created_file", "created_line", "latch")
+            .annotate(waits=Count("seq"), samples=Count("ts", distinct=True), longest_s=Max("seconds"))
+            .order_by("-waits", "-longest_s")[:TOP_LATCHES]
+        )
+        return Response({"start": start.isoformat(), "end": end.isoformat(), "latches": list(rows)})

@@ -81,9 +81,16 @@ def test_a_poll_with_an_out_of_range_status_value_is_stored_and_says_which_field
 
 
 def _migrate(target: str) -> None:
+    """Migrate `dashboard` to `target`; going forward to 0008 goes on to the latest migration of
+    every app, so the database is left as the rest of the suite expects it."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
-    executor.migrate([("dashboard", target)])
+    if target == "0008_sample_compact_layout":
+        executor.migrate([("dashboard", target)])
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    else:
+        executor.migrate([("dashboard", target)])
 
 
 @pytest.mark.django_db(transaction=True)
