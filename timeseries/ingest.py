@@ -34,6 +34,8 @@ STATUS_COLUMNS: dict[str, tuple[str, str]] = {
     "pending_log_writes": ("log", "pending_log_writes"),
     "pending_checkpoint_writes": ("log", "pending_checkpoint_writes"),
     "history_list_length": ("transactions", "history_list_length"),
+    "trx_id_counter": ("transactions", "trx_id_counter"),
+    "purge_trx_id": ("transactions", "purge_trx_id"),
     "trx_count": ("transactions", "count"),
     "trx_active": ("transactions", "active"),
     "trx_oldest_active_s": ("transactions", "oldest_active_s"),
@@ -72,6 +74,7 @@ GLOBAL_STATUS_COLUMNS = {
     "innodb_buffer_pool_pages_flushed": "Innodb_buffer_pool_pages_flushed",
     "innodb_data_written": "Innodb_data_written",
     "innodb_row_lock_waits": "Innodb_row_lock_waits",
+    "handler_commit": "Handler_commit",
     "status_checkpoint_age": "Innodb_checkpoint_age",
     "status_checkpoint_max_age": "Innodb_checkpoint_max_age",
 }
@@ -82,6 +85,9 @@ INNODB_METRIC_COLUMNS = {
     "flush_lru_pages": "buffer_LRU_batch_flush_total_pages",
     "flush_sync_pages": "buffer_flush_sync_total_pages",
     "flush_sync_waits": "buffer_flush_sync_waits",
+    "purge_undo_log_pages": "purge_undo_log_pages",
+    "purge_del_mark_records": "purge_del_mark_records",
+    "purge_upd_exist_or_extern_records": "purge_upd_exist_or_extern_records",
 }
 
 

@@ -99,6 +99,14 @@ class InnodbSample(models.Model):
     flush_lru_pages = _bigint()
     flush_sync_pages = _bigint()
     flush_sync_waits = _bigint()
+    # Added later, so last in the table. The workload measured in a way that counts autocommit
+    # transactions (Com_commit counts COMMIT statements only), and what purge has done.
+    trx_id_counter = _bigint()
+    purge_trx_id = _bigint()
+    handler_commit = _bigint()
+    purge_undo_log_pages = _bigint()
+    purge_del_mark_records = _bigint()
+    purge_upd_exist_or_extern_records = _bigint()
 
     class Meta:
         db_table = "dashboard_innodbsample"

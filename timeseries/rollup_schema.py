@@ -31,6 +31,7 @@ ROLLUP_METRICS: tuple[str, ...] = (
     "pages_written_per_s",
     "redo_bytes_per_s",
     "commits_per_s",
+    "trx_per_s",
     "rows_inserted_per_s",
     "rows_updated_per_s",
     "rows_deleted_per_s",

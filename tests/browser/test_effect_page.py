@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.annotations.test_effects import AFTER, BEFORE, CHANGE, _store
 from tests.conftest import login
-from tests.dashboard.test_effects import AFTER, BEFORE, CHANGE, _store
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from tests.dashboard.alert_scenario import age_pct, at, make_server, only_rules, store, tick
+from tests.alerting.alert_scenario import age_pct, at, make_server, only_rules, store, tick
 
 pytestmark = pytest.mark.django_db
 

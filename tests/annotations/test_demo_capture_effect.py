@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.alert_scenario import install_builtin_rules
-from tests.dashboard.test_alerting_delivery import Receiver
+from tests.alerting.alert_scenario import install_builtin_rules
+from tests.alerting.test_alerting_delivery import Receiver
 
 CAPTURE = Path(__file__).parent.parent / "fixtures" / "captures" / "mariadb-10.11--adaptive-flushing-on.jsonl.gz"
 # The capture: 290 s OFF, then 200 s ON. The last 45 s before the switch (all workers at their rate)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dashboard.alert_scenario import (
+from tests.alerting.alert_scenario import (
     ASYNC_BYTES,
     MAX_AGE_BYTES,
     T0,

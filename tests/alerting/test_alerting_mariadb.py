@@ -10,9 +10,9 @@ import time
 import MySQLdb
 import pytest
 
+from tests.alerting.alert_scenario import install_builtin_rules
+from tests.alerting.test_alerting_delivery import Receiver
 from tests.conftest import MARIADB, wait_for
-from tests.dashboard.alert_scenario import install_builtin_rules
-from tests.dashboard.test_alerting_delivery import Receiver
 
 
 def _status(cur, name: str) -> int:

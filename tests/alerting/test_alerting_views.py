@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from tests.dashboard.alert_scenario import make_server, only_rules, store, tick
+from tests.alerting.alert_scenario import make_server, only_rules, store, tick
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,8 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
+from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store
 from tests.conftest import wait_for
-from tests.dashboard.alert_scenario import age_pct, make_server, only_rules, store
 
 
 class Receiver:
