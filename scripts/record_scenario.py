@@ -109,17 +109,17 @@ SCENARIOS = {s.name: s for s in (
         # On 2 CPUs purge drains a backlog of 100k+ records in seconds once nothing holds it back,
         # so a falling history does not stay steady for minutes; a held read view makes it rise
         # steadily instead, for a reason the change has no mechanism on.
-        "mariadb-10.11--purge-threads-while-hll-rises", 390,
+        "mariadb-10.11--purge-threads-while-hll-rises", 330,
         {"innodb_buffer_pool_size": str(1024 * MB), "innodb_purge_threads": "4"},
         (Load("oltp_update_non_index", 500, 4),),
         (Change(15, action="hold_snapshot", note="held to the end: history grows with every update"),
-         Change(200, {"innodb_purge_threads": "1"})),
+         Change(170, {"innodb_purge_threads": "1"})),
         drain=False, about="history rising steadily behind a held snapshot; purge threads 4 -> 1 mid-way"),
     Scenario(
-        "mariadb-10.11--purge-threads-no-effect", 330,
+        "mariadb-10.11--purge-threads-no-effect", 300,
         {"innodb_buffer_pool_size": str(1024 * MB), "innodb_purge_threads": "1"},
         (Load("oltp_update_non_index", 2000),),
-        (Change(165, {"innodb_purge_threads": "4"}),),
+        (Change(150, {"innodb_purge_threads": "4"}),),
         drain=False, about="steady autocommit updates, purge keeping up; purge threads 1 -> 4"),
     Scenario(
         "mariadb-10.11--held-snapshot", 360,
@@ -128,23 +128,23 @@ SCENARIOS = {s.name: s for s in (
         (Change(90, action="hold_snapshot"), Change(240, action="commit_snapshot")),
         drain=False, about="a reporting session holds a consistent snapshot idle for 150 s"),
     Scenario(
-        "mariadb-10.11--purge-throttled-then-more-threads", 330,
+        "mariadb-10.11--purge-throttled-then-more-threads", 300,
         {"innodb_buffer_pool_size": str(1024 * MB), "innodb_purge_threads": "1",
          "innodb_purge_batch_size": "1"},
         (Load("oltp_update_index", 4000),),
-        (Change(165, {"innodb_purge_threads": "4", "innodb_purge_batch_size": "300"}),),
+        (Change(150, {"innodb_purge_threads": "4", "innodb_purge_batch_size": "300"}),),
         drain=False, about="purge throttled (1 thread, batch 1) under heavy updates, then 4 threads, batch 300"),
     Scenario(
-        "mariadb-10.11--io-capacity-raise", 360,
+        "mariadb-10.11--io-capacity-raise", 330,
         {**DEMO},
         (Load("oltp_write_only", 160),),
-        (Change(180, {"innodb_io_capacity": "400"}),),
+        (Change(165, {"innodb_io_capacity": "400"}),),
         about="the demo regime at 160 tx/s, io_capacity 100 -> 400"),
     Scenario(
-        "mariadb-10.11--redo-log-resize", 360,
+        "mariadb-10.11--redo-log-resize", 330,
         {**DEMO, "innodb_adaptive_flushing": "OFF"},
         (Load("oltp_write_only", 220),),
-        (Change(180, {"innodb_log_file_size": str(128 * MB)}),),
+        (Change(165, {"innodb_log_file_size": str(128 * MB)}),),
         about="checkpoint age climbing to the async point of a 48 MB log, then the log resized to 128 MB"),
     Scenario(
         "mariadb-10.11--adaptive-flushing-on-ms-apart", 480,
