@@ -68,6 +68,12 @@ def read_capture(path: Path, tz: str = "UTC") -> Capture:
     return read_pt_stalk(path, ZoneInfo(tz)) if path.is_dir() else read_jsonl(path)
 
 
+# One poll's kinds are read one after another, each line with its own time: consecutive lines of
+# different kinds this close to the first one are one moment (stored at the first line's time).
+POLL_SPREAD = dt.timedelta(milliseconds=500)
+_MOMENT_KINDS = ("innodb_status", "global_status", "variables", "innodb_metrics")
+
+
 def read_jsonl(path: Path) -> Capture:
     """A JSON-lines capture; a name ending in .gz is read through gzip (committed fixtures are)."""
     capture, moments = Capture(), {}
@@ -93,8 +99,10 @@ def _add_reading(capture: Capture, moments: dict, ts: dt.datetime, kind: str, it
         capture.disk.append((ts, parse_proc_diskstats(item.get("text", ""))))
     elif kind == "iostat":
         capture.iostat_reports += 1
-    elif kind in ("innodb_status", "global_status", "variables", "innodb_metrics"):
-        moment = moments.setdefault(ts, Moment(ts))
+    elif kind == "innodb_trx":
+        pass  # read, not stored: there is no table for open transactions yet
+    elif kind in _MOMENT_KINDS:
+        moment = _moment_for(moments, ts, kind)
         if kind == "innodb_status":
             moment.innodb_status = item.get("text", "")
         elif kind == "innodb_metrics":
@@ -103,6 +111,18 @@ def _add_reading(capture: Capture, moments: dict, ts: dt.datetime, kind: str, it
             setattr(moment, kind, {str(n): str(v) for n, v in item.get("rows", [])})
     else:
         capture.warnings.append(f"unknown reading kind {kind!r} at {ts.isoformat()} skipped")
+
+
+def _moment_for(moments: dict, ts: dt.datetime, kind: str) -> Moment:
+    """The moment a JSON-lines reading belongs to: the one at its exact time (captures written
+    with one time per poll), else the latest moment if it lacks this kind and began at most
+    POLL_SPREAD earlier (one time per kind), else a new one."""
+    if ts in moments:
+        return moments[ts]
+    current = moments[next(reversed(moments))] if moments else None
+    if current is not None and getattr(current, kind) is None and dt.timedelta(0) <= ts - current.ts <= POLL_SPREAD:
+        return current
+    return moments.setdefault(ts, Moment(ts))
 
 
 def read_pt_stalk(folder: Path, tz: ZoneInfo) -> Capture:

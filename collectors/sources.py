@@ -12,13 +12,28 @@ from dataclasses import dataclass, field
 
 import MySQLdb
 
-# InnoDB flushing by type; MySQL calls the on/off column STATUS, MariaDB calls it ENABLED.
+# InnoDB flushing by type, and purge progress; MySQL calls the on/off column STATUS, MariaDB
+# calls it ENABLED. Disabled counters are left out (most purge ones are off by default).
 INNODB_METRICS = (
     "buffer_flush_adaptive_total_pages",
     "buffer_flush_background_total_pages",
     "buffer_LRU_batch_flush_total_pages",
     "buffer_flush_sync_total_pages",
     "buffer_flush_sync_waits",
+    "purge_invoked",
+    "purge_undo_log_pages",
+    "purge_del_mark_records",
+    "purge_upd_exist_or_extern_records",
+    "trx_rseg_history_len",
+)
+
+# Open transactions with their sessions (MySQL 5.7/8.0, MariaDB, Percona all have both tables).
+INNODB_TRX_QUERY = (
+    "SELECT t.trx_id, t.trx_state, t.trx_started, t.trx_mysql_thread_id, t.trx_query, t.trx_rows_locked, "
+    "t.trx_rows_modified, p.USER AS user, p.HOST AS host, p.COMMAND AS command, p.TIME AS time, p.INFO AS info "
+    "FROM information_schema.INNODB_TRX t "
+    "LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id "
+    "ORDER BY t.trx_started, t.trx_id"
 )
 
 # MySQL client error codes -> what the DBA should read.
@@ -63,6 +78,11 @@ class ServerReading:
     round_trip_ms: float
     # name -> "user@host (SOURCE)" from performance_schema.variables_info (MySQL/Percona 8.0+).
     variable_setters: dict[str, str] | None = None
+    # When each kind was read ("innodb_status", "global_status", "variables", "innodb_metrics",
+    # "innodb_trx"), UTC: the queries run one after another, milliseconds apart.
+    read_at: dict[str, dt.datetime] = field(default_factory=dict)
+    # INNODB_TRX joined with PROCESSLIST, one dict per open transaction (read_server(with_trx=True)).
+    innodb_trx: list[dict] | None = None
 
 
 def flavor_of(version: str, version_comment: str) -> str:
@@ -100,31 +120,40 @@ def classify(exc: Exception) -> SourceError:
     return SourceError(kind, f"{code}: {message}" if code is not None else message)
 
 
-def read_server(params: ConnectionParams, *, with_variables: bool = True) -> ServerReading:
+def read_server(params: ConnectionParams, *, with_variables: bool = True, with_trx: bool = False) -> ServerReading:
     """One poll: INNODB STATUS, GLOBAL STATUS (and VARIABLES) read back to back on one
-    connection, so the counters and the status text describe the same moment."""
+    connection, so the counters and the status text describe the same moment. Each kind's own
+    read time is kept in `read_at` (`captured_at` is the status text's)."""
     conn = connect(params)
     try:
         cur = conn.cursor()
+        read_at = {}
         started = time.perf_counter()
-        captured_at = dt.datetime.now(dt.UTC)
+        captured_at = read_at["innodb_status"] = dt.datetime.now(dt.UTC)
         cur.execute("SHOW ENGINE INNODB STATUS")
         row = cur.fetchone()
         round_trip_ms = (time.perf_counter() - started) * 1000
         status_text = _text(row[2]) if row else ""
+        read_at["global_status"] = dt.datetime.now(dt.UTC)
         cur.execute("SHOW GLOBAL STATUS")
         global_status = {_text(k): _text(v) for k, v in cur.fetchall()}
         variables = None
         if with_variables:
+            read_at["variables"] = dt.datetime.now(dt.UTC)
             cur.execute("SHOW GLOBAL VARIABLES")
             variables = {_text(k): _text(v) for k, v in cur.fetchall()}
         cur.execute("SELECT VERSION(), @@version_comment")
         version, comment = (_text(v) for v in cur.fetchone())
+        read_at["innodb_metrics"] = dt.datetime.now(dt.UTC)
         metrics = _read_innodb_metrics(cur)
         setters = _read_variable_setters(cur, version, comment) if with_variables else None
+        trx = None
+        if with_trx:
+            read_at["innodb_trx"] = dt.datetime.now(dt.UTC)
+            trx = _read_innodb_trx(cur)
         return ServerReading(
             captured_at, status_text, global_status, variables, metrics, version, comment, round_trip_ms,
-            setters,
+            setters, read_at, trx,
         )
     except MySQLdb.Error as exc:
         raise classify(exc) from None
@@ -151,6 +180,23 @@ def _read_innodb_metrics(cur) -> dict[str, int]:
         if str(enabled).lower() in {"1", "enabled"}:
             result[_text(row[name_i])] = int(row[count_i])
     return result
+
+
+def _read_innodb_trx(cur) -> list[dict] | None:
+    try:
+        cur.execute(INNODB_TRX_QUERY)
+    except MySQLdb.Error:
+        return None  # no PROCESS privilege: the transactions are simply absent
+    names = [d[0].lower() for d in cur.description]
+    return [{name: _json_value(value) for name, value in zip(names, row)} for row in cur.fetchall()]
+
+
+def _json_value(value):
+    if isinstance(value, dt.datetime):
+        return value.isoformat()  # server local time, as INNODB_TRX shows it
+    if isinstance(value, int | float) or value is None:
+        return value
+    return _text(value)
 
 
 def _has_variables_info(version: str, version_comment: str) -> bool:

@@ -77,8 +77,13 @@ def test_capture_under_load_imported_as_a_new_server_gives_the_same_series_as_po
     call_command("import_capture", str(out), server="incident-copy")
     copy = Server.objects.get(name="incident-copy")
     assert copy.imported and not copy.enabled and copy.poll_interval_s == 1
-    kinds = {json.loads(line)["kind"] for line in out.read_text().splitlines()}
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    kinds = {line["kind"] for line in lines}
     assert {"innodb_status", "global_status", "variables", "diskstats"} <= kinds
+    # Each kind carries the time its own query ran: one poll's lines are milliseconds apart.
+    first_poll = {line["kind"]: dt.datetime.fromisoformat(line["ts"]) for line in lines[:4]}
+    assert first_poll["innodb_status"] < first_poll["global_status"] < first_poll["variables"]
+    assert first_poll["variables"] - first_poll["innodb_status"] < dt.timedelta(milliseconds=500)
 
     times = sorted(InnodbSample.objects.filter(server=local_server).values_list("ts", flat=True))
     assert len(times) == 5
@@ -99,6 +104,29 @@ def test_capture_under_load_imported_as_a_new_server_gives_the_same_series_as_po
     assert detected(copy) == detected(local_server)
     assert detected(copy)[0][3] == str(purge_lag_restored + 123457)
     assert DiskSample.objects.filter(server=copy).values("ts").distinct().count() == 5
+
+
+def test_capture_with_trx_records_an_idle_open_transaction_with_its_session(tmp_path):
+    from collectors import capture, sources
+
+    holder = MySQLdb.connect(**MARIADB, autocommit=False)
+    cur = holder.cursor()
+    cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    cur.execute("SELECT CONNECTION_ID()")
+    (thread_id,) = cur.fetchone()
+    out = tmp_path / "trx.jsonl"
+    try:
+        with out.open("w") as f:
+            params = sources.ConnectionParams(MARIADB["host"], MARIADB["port"], MARIADB["user"], MARIADB["password"])
+            capture.capture(params, f, seconds=1, interval_s=1, local_host=False, with_trx=True)
+    finally:
+        holder.rollback()
+        holder.close()
+    trx = [json.loads(line) for line in out.read_text().splitlines() if '"innodb_trx"' in line]
+    assert len(trx) == 1
+    held = [row for row in trx[0]["rows"] if row["trx_mysql_thread_id"] == thread_id]
+    assert held and held[0]["command"] == "Sleep" and held[0]["user"] == MARIADB["user"]
+    assert held[0]["info"] is None and held[0]["trx_started"]
 
 
 def test_importing_the_same_capture_twice_adds_nothing(local_server, tmp_path):
