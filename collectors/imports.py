@@ -10,6 +10,7 @@ importing the same capture twice adds nothing.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import gzip
 import json
@@ -68,15 +69,20 @@ def read_capture(path: Path, tz: str = "UTC") -> Capture:
     return read_pt_stalk(path, ZoneInfo(tz)) if path.is_dir() else read_jsonl(path)
 
 
-# One poll's kinds are read one after another, each line with its own time: consecutive lines of
-# different kinds this close to the first one are one moment (stored at the first line's time).
-POLL_SPREAD = dt.timedelta(milliseconds=500)
+# Readings of one poll are one moment. A reader takes the kinds one after another, so each line
+# of a capture may carry its own time, milliseconds apart, in any order. The rule: every reading
+# within POLL_SPREAD of a SHOW ENGINE INNODB STATUS text joins the nearest such text that does
+# not hold a reading of its kind yet, and the moment is stored at the status text's time; readings
+# with no status text that near form moments of their own (grouped the same way around their
+# earliest reading); a variables reading left alone joins the nearest stored moment, so a change
+# seen between two polls is detected on a stored row.
+POLL_SPREAD = dt.timedelta(seconds=1)
 _MOMENT_KINDS = ("innodb_status", "global_status", "variables", "innodb_metrics")
 
 
 def read_jsonl(path: Path) -> Capture:
     """A JSON-lines capture; a name ending in .gz is read through gzip (committed fixtures are)."""
-    capture, moments = Capture(), {}
+    capture, readings = Capture(), []
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -89,40 +95,67 @@ def read_jsonl(path: Path) -> Capture:
             except (ValueError, KeyError, TypeError) as exc:
                 capture.warnings.append(f"line {number}: not a capture reading ({exc})")
                 continue
-            _add_reading(capture, moments, ts, kind, item)
-    capture.moments = sorted(moments.values(), key=lambda m: m.ts)
+            if kind in _MOMENT_KINDS:
+                readings.append((ts, kind, item))
+            else:
+                _add_host_reading(capture, ts, kind, item)
+    capture.moments = _merge_variables(group_readings(readings))
     return capture
 
 
-def _add_reading(capture: Capture, moments: dict, ts: dt.datetime, kind: str, item: dict) -> None:
+def _add_host_reading(capture: Capture, ts: dt.datetime, kind: str, item: dict) -> None:
     if kind == "diskstats":
         capture.disk.append((ts, parse_proc_diskstats(item.get("text", ""))))
     elif kind == "iostat":
         capture.iostat_reports += 1
     elif kind == "innodb_trx":
         pass  # read, not stored: there is no table for open transactions yet
-    elif kind in _MOMENT_KINDS:
-        moment = _moment_for(moments, ts, kind)
-        if kind == "innodb_status":
-            moment.innodb_status = item.get("text", "")
-        elif kind == "innodb_metrics":
-            moment.innodb_metrics = {str(n): int(v) for n, v in item.get("rows", [])}
-        else:
-            setattr(moment, kind, {str(n): str(v) for n, v in item.get("rows", [])})
     else:
         capture.warnings.append(f"unknown reading kind {kind!r} at {ts.isoformat()} skipped")
 
 
-def _moment_for(moments: dict, ts: dt.datetime, kind: str) -> Moment:
-    """The moment a JSON-lines reading belongs to: the one at its exact time (captures written
-    with one time per poll), else the latest moment if it lacks this kind and began at most
-    POLL_SPREAD earlier (one time per kind), else a new one."""
-    if ts in moments:
-        return moments[ts]
-    current = moments[next(reversed(moments))] if moments else None
-    if current is not None and getattr(current, kind) is None and dt.timedelta(0) <= ts - current.ts <= POLL_SPREAD:
-        return current
-    return moments.setdefault(ts, Moment(ts))
+def group_readings(readings: list[tuple[dt.datetime, str, dict]]) -> list[Moment]:
+    """Moments from (time, kind, reading) in any order, by the rule above."""
+    readings = sorted(readings, key=lambda r: (r[0], r[1] != "innodb_status"))
+    moments = [Moment(ts) for ts, kind, _ in readings if kind == "innodb_status"]
+    starts = [m.ts for m in moments]
+    loose: list[tuple[dt.datetime, str, dict]] = []
+    for ts, kind, item in readings:
+        if kind == "innodb_status":
+            index = bisect.bisect_left(starts, ts)
+            while getattr(moments[index], kind) is not None:  # two texts at one instant: the next
+                index += 1
+            _put(moments[index], kind, item)
+            continue
+        near = [k for k in _nearest_first(starts, ts) if getattr(moments[k], kind) is None]
+        if near:
+            _put(moments[near[0]], kind, item)
+        else:
+            loose.append((ts, kind, item))
+    for ts, kind, item in loose:  # no status text near: group around the earliest reading
+        moment = moments[-1] if moments and moments[-1].innodb_status is None and \
+            getattr(moments[-1], kind) is None and ts - moments[-1].ts <= POLL_SPREAD else None
+        if moment is None:
+            moment = Moment(ts)
+            moments.append(moment)
+        _put(moment, kind, item)
+    return sorted(moments, key=lambda m: m.ts)
+
+
+def _nearest_first(starts: list[dt.datetime], ts: dt.datetime) -> list[int]:
+    """Indexes of the status texts within POLL_SPREAD of `ts`, nearest first (earlier on a tie)."""
+    lo = bisect.bisect_left(starts, ts - POLL_SPREAD)
+    hi = bisect.bisect_right(starts, ts + POLL_SPREAD)
+    return sorted(range(lo, hi), key=lambda k: (abs((starts[k] - ts).total_seconds()), starts[k] > ts))
+
+
+def _put(moment: Moment, kind: str, item: dict) -> None:
+    if kind == "innodb_status":
+        moment.innodb_status = item.get("text", "")
+    elif kind == "innodb_metrics":
+        moment.innodb_metrics = {str(n): int(v) for n, v in item.get("rows", [])}
+    else:
+        setattr(moment, kind, {str(n): str(v) for n, v in item.get("rows", [])})
 
 
 def read_pt_stalk(folder: Path, tz: ZoneInfo) -> Capture:
