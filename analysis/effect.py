@@ -1,36 +1,50 @@
-"""Before/after comparison around a tuning change or deploy (DESIGN §4).
+"""What a tuning change did, judged like a careful DBA (DESIGN §4).
 
-Per metric: mean, p50, p95, max, stddev, CV; spikiness of page flushing (CV and
-peak/median of pages flushed per second); HLL slope per hour; a Welch t-test per metric;
-workload (commits/s, redo bytes/s) checked so a change in load is not read as a change in
-behaviour; a normalised figure, pages flushed per MB of redo.
+Per metric: the before and after windows described (mean, p50, p95, max, stddev, CV), and the
+after window compared with what the before window's level and trend predict (an interrupted time
+series with autocorrelation-robust errors, ``analysis.its``). Then a verdict per metric:
 
-Statistics are standard library only. The t-test's Student t CDF uses the regularized
-incomplete beta function by Lentz's continued fraction (Numerical Recipes ``betacf``).
+- ``inconclusive``: fewer than 6 points on either side.
+- ``effect``: the after window departs from the prediction by a material amount (the metric's own
+  materiality floor, below) and significantly (p < alpha), the change's mechanism engaged or is
+  unknown, the metric is one the mechanism acts on, and the workload that drives it did not move.
+- ``not_attributable``: it departs like that, but the mechanism did not engage, or the metric is
+  not one this variable acts on, or the workload moved and drives it.
+- ``trend``: before and after differ materially, but that is what the before trend predicted.
+- ``no_effect``: anything else: the after window is what the before window predicted.
 
-Time series are autocorrelated: ten-second samples of checkpoint age are far from independent,
-so a naive t-test treats n samples as n independent observations and its p-value is too
-small (optimistic). :func:`welch_t_test` therefore by default shrinks each sample size to an
-effective size ``n_eff = n (1 - r1) / (1 + r1)`` from the lag-1 autocorrelation r1 (the AR(1)
-approximation; r1 ≤ 0 leaves n unchanged). Treat p-values as a guide, not a proof.
+The workload is judged from measures that count autocommit work (transactions from the trx id
+counter, redo bytes, rows changed, threads running), never from Com_commit, which counts COMMIT
+statements only. Summaries are in the metric's units.
 """
-
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from analysis.its import ItsResult, interrupted_time_series
+from analysis.mechanisms import MECHANISMS
 from analysis.trend import slope_per_s
 
 Series = Sequence[tuple[float, float | None]]
 
-WORKLOAD_METRICS = ("commits_per_s", "redo_bytes_per_s")
+# What the server was asked to do: a move here is a change of load, not of behaviour.
+WORKLOAD_METRICS = ("trx_per_s", "redo_bytes_per_s", "rows_changed_per_s", "threads_running")
+WORKLOAD_CHANGE_PCT = 20.0
+# Metrics the load drives: not attributable to a change while the load moved.
+LOAD_DRIVEN = ("checkpoint_age_bytes", "modified_age_bytes", "pages_dirty", "pages_flushed_per_s",
+               "history_list_length", "disk_w_s", "flush_adaptive_pages_per_s", "flush_background_pages_per_s",
+               "purge_undo_log_pages_per_s")
 SPIKY_METRIC = "pages_flushed_per_s"
 HLL_METRIC = "history_list_length"
 SPIKINESS_MIN_CV_CHANGE = 0.1
-LARGE_CHANGE_PCT = 50.0  # named in the summary even when the test cannot confirm it
 NORMALISED_METRIC = "pages_flushed_per_redo_mb"
+# The order a DBA reads a flushing or purge story in.
+READING_ORDER = ("checkpoint_age_bytes", "modified_age_bytes", "pages_flushed_per_s", "pages_dirty",
+                 "history_list_length", "purge_undo_log_pages_per_s", "flush_adaptive_pages_per_s",
+                 "flush_background_pages_per_s", "pages_flushed_per_redo_mb")
+VERDICTS = ("effect", "no_effect", "trend", "not_attributable", "inconclusive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,23 +63,33 @@ class Stats:
 
 @dataclass(frozen=True, slots=True)
 class MetricChange:
-    """``change_pct``: (after mean - before mean) / |before mean| × 100."""
+    """``change_pct``: (after mean − before mean) / |before mean| × 100. ``expected``: the mean the
+    before window predicts for the after window; ``change_vs_expected_pct`` against it;
+    ``p_value`` of that departure (HAC); ``reason``: why the verdict, in words."""
 
     before: Stats
     after: Stats
     change_pct: float | None
     p_value: float | None
     significant: bool
+    verdict: str = "inconclusive"
+    expected: float | None = None
+    change_vs_expected_pct: float | None = None
+    reason: str = ""
+    trend_per_h: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """The before/after report; ``extra`` holds spikiness and HLL slope (before, after)."""
+    """The report; ``extra`` holds spikiness and HLL slope (before, after); ``mechanism``:
+    ``{"engaged": True | False | None, "evidence": "..."}``; ``workload``: change vs expected, %."""
 
     metrics: dict[str, MetricChange]
     extra: dict[str, dict[str, float | None]] = field(default_factory=dict)
     workload_changed: bool = False
     summary: str = ""
+    mechanism: dict = field(default_factory=lambda: {"engaged": None, "evidence": "no variable changed"})
+    workload: dict[str, float] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- descriptive statistics
@@ -119,141 +143,6 @@ def slope_per_hour(ts: Sequence[float], values: Sequence[float | None]) -> float
     return None if slope is None else slope * 3600.0
 
 
-def lag1_autocorrelation(values: Sequence[float]) -> float:
-    """Lag-1 autocorrelation r1 (biased estimator, as in Box-Jenkins); 0 when undefined."""
-    n = len(values)
-    if n < 3:
-        return 0.0
-    m = _mean(values)
-    den = math.fsum((v - m) ** 2 for v in values)
-    if den == 0:
-        return 0.0
-    return math.fsum((values[i] - m) * (values[i + 1] - m) for i in range(n - 1)) / den
-
-
-def effective_sample_size(values: Sequence[float]) -> float:
-    """n (1 - r1) / (1 + r1), clamped to [min(n, 2), n]; negative r1 leaves n unchanged."""
-    n = len(values)
-    r1 = max(0.0, min(lag1_autocorrelation(values), 0.999))
-    return max(min(float(n), 2.0), n * (1 - r1) / (1 + r1))
-
-
-# ----------------------------------------------------------- distributions (stdlib only)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction for the incomplete beta function (Numerical Recipes betacf)."""
-    tiny, eps = 1e-300, 3e-16
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        for aa in (
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < eps:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b) (Numerical Recipes betai)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(ln_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(ln_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def student_t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| ≥ |t|) for Student's t with ``df`` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2)."""
-    if df <= 0 or math.isnan(t):
-        return math.nan
-    if math.isinf(t):
-        return 0.0
-    return betainc(df / 2.0, 0.5, df / (df + t * t))
-
-
-def normal_two_sided_p(z: float) -> float:
-    """P(|Z| ≥ |z|) for a standard normal Z."""
-    return math.erfc(abs(z) / math.sqrt(2.0))
-
-
-# ------------------------------------------------------------------------ tests
-
-
-def welch_t_test(
-    a: Sequence[float], b: Sequence[float], *, autocorrelation: bool = False
-) -> float | None:
-    """Two-sided p-value of Welch's unequal-variance t-test; None with < 2 values per side.
-
-    With ``autocorrelation=True`` each side's n is replaced by its effective sample size
-    (see module docstring) in the standard errors and the Welch-Satterthwaite df.
-    """
-    if len(a) < 2 or len(b) < 2:
-        return None
-    va, vb = _sample_var(a), _sample_var(b)
-    assert va is not None and vb is not None
-    na = effective_sample_size(a) if autocorrelation else float(len(a))
-    nb = effective_sample_size(b) if autocorrelation else float(len(b))
-    sa, sb = va / na, vb / nb
-    diff = _mean(a) - _mean(b)
-    if sa + sb == 0:
-        return 1.0 if diff == 0 else 0.0
-    t = diff / math.sqrt(sa + sb)
-    df = (sa + sb) ** 2 / (sa**2 / max(na - 1, 1e-9) + sb**2 / max(nb - 1, 1e-9))
-    return student_t_two_sided_p(t, df)
-
-
-def _ranks(values: Sequence[float]) -> tuple[list[float], float]:
-    """Average ranks (1-based) and the tie term Σ(t³ - t)."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    ties, i = 0.0, 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2.0 + 1.0
-        ties += (j - i + 1) ** 3 - (j - i + 1)
-        i = j + 1
-    return ranks, ties
-
-
-def mann_whitney_u(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Two-sided p of the Mann-Whitney U test, normal approximation with tie and continuity
-    corrections (as scipy's ``method='asymptotic'``). None when a side is empty."""
-    n1, n2 = len(a), len(b)
-    if n1 == 0 or n2 == 0:
-        return None
-    ranks, ties = _ranks(list(a) + list(b))
-    u1 = math.fsum(ranks[:n1]) - n1 * (n1 + 1) / 2.0
-    mu = n1 * n2 / 2.0
-    n = n1 + n2
-    var = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1))) if n > 1 else 0.0
-    if var <= 0:
-        return 1.0
-    z = (abs(u1 - mu) - 0.5) / math.sqrt(var)
-    return min(1.0, normal_two_sided_p(max(z, 0.0)))
-
-
-# ------------------------------------------------------------------ the report
-
-
 def _values(series: Series) -> list[float]:
     return [float(v) for _, v in series if v is not None and not math.isnan(v)]
 
@@ -287,64 +176,166 @@ def _change_pct(before: float | None, after: float | None) -> float | None:
     return (after - before) / abs(before) * 100.0
 
 
-def _metric_change(before: Series, after: Series, alpha: float) -> MetricChange:
-    b, a = _values(before), _values(after)
-    sb, sa = describe(b), describe(a)
-    p = welch_t_test(b, a, autocorrelation=True)
-    return MetricChange(sb, sa, _change_pct(sb.mean, sa.mean), p, p is not None and p < alpha)
+def materiality_floor(name: str, level: float, context: Mapping[str, float]) -> float:
+    """The smallest move of `name` a DBA would call a change, from its level in the before window.
+    Checkpoint age: 5 % of the async point (the scale that matters for a stall), else 10 %.
+    History list: 1,000 entries or 10 % (7 → 75 entries is noise to purge). Dirty pages: 5 % and
+    1 % of the buffer pool. Flush rates: 10 % and 5 pages/s. The load: 20 %. Anything else: 10 %."""
+    level = abs(level)
+    if name in ("checkpoint_age_bytes", "modified_age_bytes"):
+        async_point = context.get("async_point_bytes")
+        return max(0.05 * async_point if async_point else 0.10 * level, 1e6)
+    if name == HLL_METRIC:
+        return max(1000.0, 0.10 * level)
+    if name == "pages_dirty":
+        return max(0.05 * level, 0.01 * context.get("buffer_pool_pages", 0.0), 10.0)
+    if name.startswith(("pages_flushed", "flush_")) and name.endswith("_per_s"):
+        return max(0.10 * level, 5.0)
+    if name in WORKLOAD_METRICS:
+        return max(WORKLOAD_CHANGE_PCT / 100.0 * level, 1e-9)
+    return max(0.10 * level, 1e-9)
 
 
-def _extra(
-    before: Mapping[str, Series], after: Mapping[str, Series]
-) -> dict[str, dict[str, float | None]]:
+def _upper(name: str, context: Mapping[str, float]) -> float | None:
+    # InnoDB flushes furiously at the async point: a climb cannot be carried past it.
+    if name in ("checkpoint_age_bytes", "modified_age_bytes") and context.get("async_point_bytes"):
+        return 1.05 * context["async_point_bytes"]
+    return 100.0 if name.endswith("_pct") else None
+
+
+def _points(series: Series) -> list[tuple[float, float]]:
+    return [(float(t), float(v)) for t, v in series if v is not None and not math.isnan(v)]
+
+
+def _its(name: str, before: Series, after: Series, change_at: float, context, alpha: float) -> ItsResult | None:
+    b = _points(before)
+    level = sum(v for _, v in b) / len(b) if b else 0.0
+    return interrupted_time_series(b, _points(after), change_at, floor=materiality_floor(name, level, context),
+                                   upper=_upper(name, context), alpha=alpha)
+
+
+def _verdict(name: str, fit: ItsResult | None, context, alpha: float, *, engaged, acts_on, load_moved: str,
+             variable: str | None) -> tuple[str, str]:
+    if fit is None:
+        return "inconclusive", "fewer than 6 points in a window"
+    floor = materiality_floor(name, fit.before_mean, context)
+    departs = abs(fit.departure) >= floor and fit.p_value < alpha
+    if departs:
+        if engaged is False:
+            return "not_attributable", "moved, but the change's mechanism did not engage"
+        if acts_on is not None and name not in acts_on and name not in WORKLOAD_METRICS:
+            return "not_attributable", f"moved, but {variable} does not act through it"
+        if load_moved and name in LOAD_DRIVEN:
+            return "not_attributable", f"moved, but the workload changed ({load_moved})"
+        return "effect", "departs from what the before window predicted"
+    if abs(fit.after_mean - fit.before_mean) >= floor and fit.trend_per_s is not None:
+        return "trend", "continues what it did before the change"
+    return "no_effect", "what the before window predicted"
+
+
+def _load_verdict(name: str, fit: ItsResult | None, workload: Mapping[str, float]) -> tuple[str, str]:
+    """The load is what the server was asked to do: it is compared with the load just before the
+    change (workload_moves), and a move is the load's, not the change's."""
+    if fit is None:
+        return "inconclusive", "fewer than 6 points in a window"
+    if name in workload:
+        return "not_attributable", f"the workload moved ({workload[name]:+.0f} %): load, not behaviour"
+    if name == "commits_per_s":
+        return "no_effect", "COMMIT statements only: autocommit work is counted by transactions/s"
+    return "no_effect", "the same load before and after"
+
+
+def _metric_change(name, before, after, fit, verdict, reason, alpha) -> MetricChange:
+    sb, sa = describe([v for _, v in before]), describe([v for _, v in after])
+    expected = fit.expected if fit else None
+    return MetricChange(
+        sb, sa, _change_pct(sb.mean, sa.mean), fit.p_value if fit else None,
+        bool(fit and fit.p_value < alpha), verdict, expected,
+        _change_pct(expected, sa.mean) if fit else None, reason,
+        fit.trend_per_s * 3600.0 if fit and fit.trend_per_s is not None else None)
+
+
+def _extra(before: Mapping[str, Series], after: Mapping[str, Series]) -> dict[str, dict[str, float | None]]:
     extra: dict[str, dict[str, float | None]] = {}
     if SPIKY_METRIC in before and SPIKY_METRIC in after:
-        (cv_b, pm_b), (cv_a, pm_a) = (
-            spikiness(_values(before[SPIKY_METRIC])),
-            spikiness(_values(after[SPIKY_METRIC])),
-        )
-        extra[SPIKY_METRIC] = {
-            "cv_before": cv_b,
-            "cv_after": cv_a,
-            "peak_over_median_before": pm_b,
-            "peak_over_median_after": pm_a,
-        }
+        (cv_b, pm_b), (cv_a, pm_a) = (spikiness(_values(before[SPIKY_METRIC])),
+                                      spikiness(_values(after[SPIKY_METRIC])))
+        extra[SPIKY_METRIC] = {"cv_before": cv_b, "cv_after": cv_a,
+                               "peak_over_median_before": pm_b, "peak_over_median_after": pm_a}
     if HLL_METRIC in before and HLL_METRIC in after:
-        slopes = [
-            slope_per_hour([t for t, _ in s], [v for _, v in s])
-            for s in (before[HLL_METRIC], after[HLL_METRIC])
-        ]
+        slopes = [slope_per_hour([t for t, _ in s], [v for _, v in s]) for s in (before[HLL_METRIC], after[HLL_METRIC])]
         extra[HLL_METRIC] = {"slope_per_hour_before": slopes[0], "slope_per_hour_after": slopes[1]}
     return extra
 
 
-def compare_windows(
+def workload_moves(before: Mapping[str, Series], after: Mapping[str, Series]) -> dict[str, float]:
+    """How the load changed across the change, in %: the after window against the load in force
+    just before the change (the last third of the before window, at least 6 points), not against
+    the whole window or its trend: a load that stepped up early in the before window and held is
+    the same load after the change. Only moves past WORKLOAD_CHANGE_PCT (and a thread, for
+    threads running) count."""
+    moves = {}
+    for name in WORKLOAD_METRICS:
+        b, a = _values(before.get(name, ())), _values(after.get(name, ()))
+        if len(b) < 6 or len(a) < 6:
+            continue
+        recent = b[-max(6, len(b) // 3):]
+        level, now = sum(recent) / len(recent), sum(a) / len(a)
+        if level == 0 or (name == "threads_running" and abs(now - level) < 1.0):
+            continue
+        pct = 100.0 * (now - level) / abs(level)
+        if abs(pct) > WORKLOAD_CHANGE_PCT:
+            moves[name] = pct
+    return moves
+
+
+def judge_change(
     before: Mapping[str, Series],
     after: Mapping[str, Series],
     *,
+    change_at: float,
+    variable: str | None = None,
+    old: str | None = None,
+    new: str | None = None,
+    context: Mapping[str, float] | None = None,
     alpha: float = 0.05,
-    workload_change_pct: float = 20.0,
 ) -> Report:
-    """Compare the same metrics over a window before and a window after a change.
-
-    ``before``/``after`` map metric names (units in the name: ``checkpoint_age_bytes``,
-    ``pages_flushed_per_s``, ``commits_per_s``, ``redo_bytes_per_s``,
-    ``history_list_length``…) to (epoch seconds, value) series; rates are already per second.
-    Only names present in both windows are compared. ``pages_flushed_per_redo_mb`` is
-    derived when pages flushed and redo rates are both given. Significance: Welch's t-test
-    with the autocorrelation correction, p < ``alpha``. ``workload_changed`` is true when
-    commits/s or redo bytes/s moved by more than ``workload_change_pct`` percent.
-    """
+    """The report for one change. ``before``/``after`` map metric names to (epoch s, value) series
+    (rates already per second); workload series (``trx_per_s``, ``redo_bytes_per_s``,
+    ``rows_changed_per_s``, ``threads_running``) and mechanism evidence (``flush_adaptive_pages_per_s``,
+    ``purge_undo_log_pages_per_s``, ...) ride in the same mappings. ``context``: e.g.
+    ``async_point_bytes``, ``buffer_pool_pages``."""
+    context = context or {}
     b, a = _with_derived(before), _with_derived(after)
-    metrics = {name: _metric_change(b[name], a[name], alpha) for name in b if name in a}
+    names = [n for n in b if n in a]
+    fits = {n: _its(n, b[n], a[n], change_at, context, alpha) for n in names}
+    workload = workload_moves(b, a)
+    load_moved = ", ".join(f"{_label(n)} {pct:+.0f} %" for n, pct in workload.items())
+    mechanism = MECHANISMS.get(variable or "")
+    if mechanism is None:
+        engaged, evidence = None, "mechanism unknown" if variable else "no variable changed"
+    else:
+        engaged, evidence = mechanism.evidence(b, a, old, new, context)
+    acts_on = mechanism.acts_on if mechanism else None
+    metrics = {}
+    for name in names:
+        if name in WORKLOAD_METRICS or name == "commits_per_s":
+            verdict, reason = _load_verdict(name, fits[name], workload)
+        else:
+            verdict, reason = _verdict(name, fits[name], context, alpha, engaged=engaged, acts_on=acts_on,
+                                       load_moved=load_moved, variable=variable)
+        metrics[name] = _metric_change(name, b[name], a[name], fits[name], verdict, reason, alpha)
     extra = _extra(b, a)
-    moved = [
-        name
-        for name in WORKLOAD_METRICS
-        if name in metrics and abs(metrics[name].change_pct or 0.0) > workload_change_pct
-    ]
-    summary = _summary(metrics, extra, moved)
-    return Report(metrics, extra, bool(moved), summary)
+    report = Report(metrics, extra, bool(workload), "", {"engaged": engaged, "evidence": evidence}, workload)
+    return Report(metrics, extra, bool(workload), _summary(report, variable, load_moved),
+                  report.mechanism, workload)
+
+
+def compare_windows(before: Mapping[str, Series], after: Mapping[str, Series], *, alpha: float = 0.05) -> Report:
+    """Two windows with no known change between them: the generic analysis (mechanism unknown)."""
+    starts = [t for s in after.values() for t, _ in s[:1]]
+    return judge_change(before, after, change_at=min(starts) if starts else 0.0, alpha=alpha)
+
 
 
 # ------------------------------------------------------------------ words
@@ -379,14 +370,6 @@ def format_value(name: str, value: float | None, *, scale_to: float | None = Non
     return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
 
 
-def _pair(name: str, before: float | None, after: float | None) -> str:
-    scale = max(abs(before or 0.0), abs(after or 0.0))
-    return (
-        f"{format_value(name, before, scale_to=scale)} → "
-        f"{format_value(name, after, scale_to=scale)}"
-    )
-
-
 def _direction(delta: float) -> str:
     return "rose" if delta > 0 else "fell"
 
@@ -400,66 +383,56 @@ def _spiky_words(extra: Mapping[str, Mapping[str, float | None]]) -> list[str]:
     return [f"{SPIKY_METRIC}: spikiness (CV) {_direction(cv_a - cv_b)} {cv_b:.1f} → {cv_a:.1f}"]
 
 
-def _hll_words(extra: Mapping[str, Mapping[str, float | None]]) -> list[str]:
-    hll = extra.get(HLL_METRIC, {})
-    sb, sa = hll.get("slope_per_hour_before"), hll.get("slope_per_hour_after")
-    if sb is None or sa is None or abs(sa - sb) < 0.25 * max(abs(sb), abs(sa), 1e-12):
-        return []
-    return [f"{HLL_METRIC}: trend {sb:+,.0f}/h → {sa:+,.0f}/h"]
+_LABELS = {
+    "checkpoint_age_bytes": "checkpoint age", "modified_age_bytes": "modified age", "pages_dirty": "dirty pages",
+    "pages_flushed_per_s": "pages flushed", "history_list_length": "history list length",
+    "redo_bytes_per_s": "redo", "trx_per_s": "transactions", "rows_changed_per_s": "rows changed",
+    "threads_running": "threads running", "pages_flushed_per_redo_mb": "pages flushed per MB of redo",
+    "flush_adaptive_pages_per_s": "adaptive flushing", "flush_background_pages_per_s": "background flushing",
+    "commits_per_s": "COMMIT statements", "disk_w_s": "disk writes", "disk_wr_rt_ms": "disk write latency",
+}
+_UNITS = {"history_list_length": " entries", "pages_dirty": " pages", "pages_flushed_per_s": " pages/s",
+          "trx_per_s": " trx/s", "rows_changed_per_s": " rows/s", "disk_w_s": "/s", "disk_wr_rt_ms": " ms",
+          "flush_adaptive_pages_per_s": " pages/s", "flush_background_pages_per_s": " pages/s"}
 
 
-def _metric_words(metrics: Mapping[str, MetricChange], limit: int = 3) -> list[str]:
-    ranked = sorted(
-        (
-            (name, m)
-            for name, m in metrics.items()
-            if m.significant and m.change_pct is not None and name not in WORKLOAD_METRICS
-        ),
-        key=lambda item: -abs(item[1].change_pct or 0.0),
-    )
-    return [
-        f"{name} {_direction(m.change_pct or 0.0)} {abs(m.change_pct or 0.0):.0f}% "
-        f"({_pair(name, m.before.mean, m.after.mean)})"
-        for name, m in ranked[:limit]
-    ]
+def _label(name: str) -> str:
+    return _LABELS.get(name, name.replace("_", " "))
 
 
-def _unconfirmed_words(metrics: Mapping[str, MetricChange], limit: int = 2) -> list[str]:
-    """Large moves the test cannot confirm, named as such: a window that is one steady climb has
-    a lag-1 autocorrelation near 1, hence an effective size of about 2, whatever the difference.
-    Leaving a 70 % fall of checkpoint age out of the summary would hide the story."""
-    ranked = sorted(
-        (
-            (name, m)
-            for name, m in metrics.items()
-            if not m.significant and m.change_pct is not None and abs(m.change_pct) >= LARGE_CHANGE_PCT
-            and m.p_value is not None and name not in WORKLOAD_METRICS
-        ),
-        key=lambda item: -abs(item[1].change_pct or 0.0),
-    )
-    return [
-        f"{name} {_direction(m.change_pct or 0.0)} {abs(m.change_pct or 0.0):.0f}% "
-        f"({_pair(name, m.before.mean, m.after.mean)}; not significant, p = {m.p_value:.2f}: "
-        f"too few independent samples, e.g. a window that is one steady climb)"
-        for name, m in ranked[:limit]
-    ]
+def _with_unit(name: str, value: float | None, scale: float) -> str:
+    text = format_value(name, value, scale_to=scale)
+    return text if _is_bytes(name) or value is None else text + _UNITS.get(name, "")
 
 
-def _summary(
-    metrics: Mapping[str, MetricChange],
-    extra: Mapping[str, Mapping[str, float | None]],
-    moved: Sequence[str],
-) -> str:
-    parts = _spiky_words(extra) + _metric_words(metrics) + _unconfirmed_words(metrics) + _hll_words(extra)
-    text = "; ".join(parts) if parts else "no significant change"
-    if moved:
-        how = ", ".join(
-            f"{n} {_direction(metrics[n].change_pct or 0.0)} "
-            f"{abs(metrics[n].change_pct or 0.0):.0f}%"
-            for n in moved
-        )
-        text += (
-            f". Warning: the workload changed too ({how}); differences may reflect load, "
-            f"compare normalised figures such as {NORMALISED_METRIC}"
-        )
-    return text + "."
+def _move_words(name: str, m: MetricChange) -> str:
+    scale = max(abs(m.before.mean or 0.0), abs(m.after.mean or 0.0), abs(m.expected or 0.0))
+    pct = f" {abs(m.change_pct):.0f} %" if m.change_pct is not None else ""
+    words = (f"{_label(name)} {_direction((m.after.mean or 0.0) - (m.before.mean or 0.0))}{pct} "
+             f"({_with_unit(name, m.before.mean, scale)} → {_with_unit(name, m.after.mean, scale)}")
+    if m.expected is not None and m.trend_per_h is not None:
+        words += f"; the before trend predicted {_with_unit(name, m.expected, scale)}"
+    return words + ")"
+
+
+def _summary(report: Report, variable: str | None, load_moved: str) -> str:
+    metrics = report.metrics
+    effects = [n for n, m in metrics.items() if m.verdict == "effect" and n not in WORKLOAD_METRICS
+               and n != "commits_per_s"]
+    effects.sort(key=lambda n: READING_ORDER.index(n) if n in READING_ORDER else len(READING_ORDER))
+    parts = [("Effects: " + "; ".join(_move_words(n, metrics[n]) for n in effects)) if effects
+             else "No metric moved because of this change"]
+    parts += _spiky_words(report.extra) if effects else []
+    others = [n for n, m in metrics.items() if m.verdict in ("not_attributable", "trend")
+              and n not in WORKLOAD_METRICS and n != "commits_per_s"]
+    if others:
+        parts.append("Moved, but not because of this change: " + "; ".join(
+            f"{_move_words(n, metrics[n])}: {metrics[n].reason}" for n in others))
+    if load_moved:
+        parts.append(f"The workload changed ({load_moved}); compare normalised figures such as "
+                     f"{_label(NORMALISED_METRIC)}")
+    if variable:
+        engaged = report.mechanism["engaged"]
+        state = {True: "engaged", False: "did not engage", None: "unknown"}[engaged]
+        parts.append(f"Mechanism of {variable} {state}: {report.mechanism['evidence']}")
+    return ". ".join(parts) + "."

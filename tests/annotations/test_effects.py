@@ -72,8 +72,8 @@ def test_gauge_statistics_match_hand_computed_values(client, api_token, change):
                                          "cv": sd / 30, "n": 5})
     assert m["after"]["mean"] == 3 and m["after"]["max"] == 5
     assert m["change_pct"] == pytest.approx(-90)
-    # Welch: t = 27 / sqrt(250/5 + 2.5/5) = 3.80, df = 50.5² / (50²/4 + 0.5²/4) = 4.08
-    assert m["p_value"] == pytest.approx(0.0184, abs=0.0005)
+    # Five points a window: too few to tell a change from the series' own wander.
+    assert (m["verdict"], m["expected"], m["p_value"]) == ("inconclusive", None, None)
 
 
 def test_rates_come_from_counters_and_spikiness_is_reported(client, api_token, change):
@@ -95,19 +95,23 @@ def test_hll_slope_per_hour_and_normalised_flushing(client, api_token, change):
     norm = body["metrics"]["pages_flushed_per_redo_mb"]
     assert norm["before"]["mean"] == pytest.approx(10_000) and norm["after"]["mean"] == pytest.approx(10_000)
     assert body["workload_changed"] is False
-    assert "checkpoint_age_bytes fell 90%" in body["summary"]
+    assert body["summary"].startswith("No metric moved because of this change")
 
 
-def test_workload_change_is_warned_about(client, api_token, local_server):
-    local_server.poll_interval_s = 10
+def test_workload_change_is_warned_about_from_transactions_not_commit_statements(client, api_token, local_server):
+    local_server.poll_interval_s = 5
     local_server.save()
-    _store(local_server, CHANGE - dt.timedelta(seconds=60), {"com_commit": [0, 100, 200, 300, 400]})
-    _store(local_server, CHANGE, {"com_commit": [0, 300, 600, 900, 1200]})  # 10/s -> 30/s
+    rows = []
+    for start, trx_per_5s in ((CHANGE - dt.timedelta(seconds=60), 50), (CHANGE, 150)):  # 10/s -> 30/s
+        rows += [{"server_id": local_server.pk, "ts": start + dt.timedelta(seconds=5 * i), "com_commit": 7,
+                  "trx_id_counter": 1000 + i * trx_per_5s} for i in range(1, 12)]
+    ingest.save_innodb_samples(rows)
     annotation = Annotation.objects.create(server=local_server, time=CHANGE, text="deploy")
     body = _effect(client, api_token, annotation)
-    assert body["metrics"]["commits_per_s"]["change_pct"] == pytest.approx(200)
-    assert body["workload_changed"] is True
-    assert "workload changed" in body["summary"]
+    assert body["metrics"]["trx_per_s"]["after"]["mean"] == pytest.approx(30)
+    assert body["metrics"]["commits_per_s"]["after"]["mean"] == 0  # autocommit: no COMMIT statements
+    assert body["workload_changed"] is True and body["workload"]["trx_per_s"] == pytest.approx(200)
+    assert "workload changed (transactions +200 %)" in body["summary"]
 
 
 def test_disk_write_rate_and_latency_from_disk_samples(client, api_token, change, local_server):
