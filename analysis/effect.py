@@ -77,6 +77,7 @@ class MetricChange:
     change_vs_expected_pct: float | None = None
     reason: str = ""
     trend_per_h: float | None = None
+    counterfactual: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +253,8 @@ def _metric_change(name, before, after, fit, verdict, reason, alpha) -> MetricCh
         sb, sa, _change_pct(sb.mean, sa.mean), fit.p_value if fit else None,
         bool(fit and fit.p_value < alpha), verdict, expected,
         _change_pct(expected, sa.mean) if fit else None, reason,
-        fit.trend_per_s * 3600.0 if fit and fit.trend_per_s is not None else None)
+        fit.trend_per_s * 3600.0 if fit and fit.trend_per_s is not None else None,
+        fit.counterfactual if fit else ())
 
 
 def _extra(before: Mapping[str, Series], after: Mapping[str, Series]) -> dict[str, dict[str, float | None]]:
@@ -396,8 +398,16 @@ _UNITS = {"history_list_length": " entries", "pages_dirty": " pages", "pages_flu
           "flush_adaptive_pages_per_s": " pages/s", "flush_background_pages_per_s": " pages/s"}
 
 
-def _label(name: str) -> str:
+def metric_label(name: str) -> str:
     return _LABELS.get(name, name.replace("_", " "))
+
+
+_label = metric_label
+
+
+def display_value(name: str, value: float | None, scale: float | None = None) -> str:
+    """A value in its metric's units for people: 35.0 MB, 213 pages/s, 7,120 entries."""
+    return _with_unit(name, value, abs(value or 0.0) if scale is None else scale)
 
 
 def _with_unit(name: str, value: float | None, scale: float) -> str:

@@ -58,6 +58,7 @@ class ItsResult:
     trend_p: float | None
     n_before: int
     n_after: int
+    counterfactual: tuple[tuple[float, float], ...] = ()  # (epoch s, predicted) at the after times
 
 
 def newey_west_lags(n: int) -> int:
@@ -112,6 +113,7 @@ def interrupted_time_series(
     before_mean, before_se = _mean_and_se(yb)
 
     trend, trend_p, expected, expected_se = None, None, before_mean, before_se
+    predicted = np.full(len(ta), before_mean)
     span = float(tb.max() - tb.min())
     if span > 0 and np.ptp(yb) > 0:
         fit = _hac(yb, sm.add_constant(tb, has_constant="add"))
@@ -134,4 +136,5 @@ def interrupted_time_series(
         p = float(2 * stats.norm.sf(abs(departure) / se))
     else:
         p = 0.0 if departure != 0 else 1.0
-    return ItsResult(before_mean, after_mean, expected, departure, se, p, trend, trend_p, len(yb), len(ya))
+    line = tuple((float(t + change_at), float(v)) for t, v in zip(ta, predicted))
+    return ItsResult(before_mean, after_mean, expected, departure, se, p, trend, trend_p, len(yb), len(ya), line)

@@ -196,7 +196,7 @@ class EffectReportSerializer(serializers.Serializer):
 
 def _effect(server: Server, windows: effects.Windows) -> Response:
     try:
-        body, _, _ = effects.effect_report(server, windows)
+        body, *_ = effects.effect_report(server, windows)
     except effects.EffectError as exc:
         raise BadRequest(str(exc)) from None
     return Response(body)

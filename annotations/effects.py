@@ -223,8 +223,9 @@ def _context(server: Server, at: dt.datetime) -> dict[str, float]:
     return context
 
 
-def effect_report(server: Server, windows: Windows) -> tuple[dict, dict[str, Series], dict[str, Series]]:
-    """The report (JSON body) for two windows of one server, and the series behind it."""
+def effect_report(server: Server, windows: Windows) -> tuple[dict, dict[str, Series], dict[str, Series], dict]:
+    """The report (JSON body) for two windows of one server, the series behind it, and per metric
+    what the before window predicted over the after window."""
     for label, (start, end) in (("before", windows.before), ("after", windows.after)):
         if start > end or (start == end and not windows.cut_by):
             raise EffectError(f"the {label} window must start before it ends")
@@ -244,12 +245,17 @@ def effect_report(server: Server, windows: Windows) -> tuple[dict, dict[str, Ser
     if not before or not after:
         body["summary"] = f"no samples in the {'before' if not before else 'after'} window. " + body["summary"]
     body["server"] = server.pk
-    return body, before, after
+    expected = {name: list(m.counterfactual) for name, m in report.metrics.items() if m.counterfactual}
+    return body, before, after, expected
 
 
-def chart_traces(before: dict[str, Series], after: dict[str, Series], change: dt.datetime) -> dict:
-    """Per metric, both windows as x = seconds relative to the change (before < 0 < after)."""
+def chart_traces(before: dict[str, Series], after: dict[str, Series], change: dt.datetime,
+                 expected: dict[str, Series] | None = None) -> dict:
+    """Per metric, both windows as x = seconds relative to the change (before < 0 < after), and
+    what the before window predicted for the after window."""
     zero = _epoch(change)
     shift = lambda series: {"x": [round(t - zero, 3) for t, _ in series], "y": [v for _, v in series]}  # noqa: E731
-    return {name: {"before": shift(before.get(name, [])), "after": shift(after.get(name, []))}
+    expected = expected or {}
+    return {name: {"before": shift(before.get(name, [])), "after": shift(after.get(name, [])),
+                   "expected": shift(expected.get(name, []))}
             for name in ORDER if name in before or name in after}

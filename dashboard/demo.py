@@ -212,7 +212,7 @@ def report_lines(server: Server, since: dt.datetime, phase_s: float, settle_s: f
     for a in Annotation.objects.filter(server=server, time__gte=since).order_by("time"):
         lines.append(f"[{a.kind}] {a.time:%H:%M:%S} {a.text}")
         if a.kind == Annotation.Kind.VARIABLE_CHANGE:
-            body, _, _ = effects.effect_report(server, effects.annotation_windows(a, window, settle))
+            body, *_ = effects.effect_report(server, effects.annotation_windows(a, window, settle))
             lines.append(f"    effect: {body['summary']}")
             lines.append(f"    page:   /annotations/{a.pk}/effect/?window={int(window.total_seconds())}s"
                          f"&settle={int(settle_s)}s")

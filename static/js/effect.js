@@ -1,5 +1,6 @@
 // Effect page: one small chart per metric, the before and after windows on one x axis
-// (seconds relative to the change). Data comes from json_script; text is set with textContent.
+// (seconds relative to the change), and what the before window predicted for the after window
+// (its level and trend carried over). Data comes from json_script; text is set with textContent.
 (function () {
   "use strict";
   var holder = document.getElementById("effect-charts");
@@ -14,7 +15,9 @@
     var t = traces[name];
     Plotly.newPlot(box, [
       { x: t.before.x, y: t.before.y, name: "before", mode: "lines", line: { color: "#888" } },
-      { x: t.after.x, y: t.after.y, name: "after", mode: "lines", line: { color: "#1f77b4" } }
+      { x: t.after.x, y: t.after.y, name: "after", mode: "lines", line: { color: "#1f77b4" } },
+      { x: t.expected.x, y: t.expected.y, name: "predicted by the before window", mode: "lines",
+        line: { color: "#888", dash: "dash" } }
     ], {
       title: { text: name },
       height: 260,
