@@ -5,11 +5,15 @@ Settings that make flushing visible on a small machine (measured; the capture in
 tests/fixtures/captures/ was taken with them): at full sysbench speed the checkpoint age sits at
 the async point, MariaDB flushes "furiously" there and adaptive flushing changes nothing. With a
 48 MB redo log, `innodb_io_capacity` 100, dirty-pages lwm 0.001 % (at the default 0 the page cleaner
-sleeps until the async point, so adaptive flushing never runs) and oltp_write_only held at 220 tx/s,
-the age climbs with adaptive flushing OFF; the demo switches it ON the way a DBA would, when the
-checkpoint-age alert fires (or after two phases at the latest), and the age falls back.
-All are dynamic (SET GLOBAL; the redo log resizes online), and the server's own values are
-restored at the end whatever happens."""
+sleeps until the async point, so adaptive flushing never runs) and oltp_write_only held at one rate
+throughout, the age climbs with adaptive flushing OFF. The demo switches it ON the way a DBA
+watching the chart would, once the age has passed 60 % of the async point (or the checkpoint-age
+alert fires, or two phases have passed): below the async point, where adaptive flushing can act.
+Switched at the async point it changes nothing (MariaDB flushes furiously there either way), which
+is a different story, told by a capture in tests/fixtures/captures/. The INNODB_METRICS counters of
+flushing by type and of purge are enabled for the run, so the effect report sees the adaptive flush
+path engage. All are dynamic (SET GLOBAL; the redo log resizes online), and the server's own values
+are restored at the end whatever happens."""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from django.conf import settings
 
 from alerting import evaluation as alerting
 from alerting.models import AlertEvent, AlertState
+from analysis.effect import display_value, metric_label
 from annotations import effects
 from annotations.models import Annotation
 from collectors.tasks import poll_once
@@ -33,11 +38,14 @@ from servers.models import Server
 
 DEMO_DB = "innowatch_demo"
 TABLES, TABLE_SIZE, THREADS = 8, 200_000, 8
-# (seconds after the start, tx/s): 100, then 160 tx/s. At 220 tx/s from the start the age shoots
-# through the warning line into the async point within a minute, and there flushing is already
-# "furious": switching adaptive flushing ON then changes nothing. At 160 tx/s the alert fires
-# after about three minutes, well before the async point, and the load stays put across the switch.
-LOADS = ((0, 100), (90, 60))
+# (seconds after the start, tx/s): one rate for the whole run, so that the load is the same on both
+# sides of every change and the effect report compares like with like.
+LOADS = ((0, 160),)
+# Switch while the age is still well below the async point, where adaptive flushing can act.
+SWITCH_AT_PCT_OF_ASYNC = 60.0
+MONITORS = ("buffer_flush_adaptive_total_pages", "buffer_flush_background_total_pages",
+            "buffer_flush_sync_total_pages", "buffer_LRU_batch_flush_total_pages", "purge_undo_log_pages",
+            "purge_del_mark_records", "purge_upd_exist_or_extern_records")
 ALERT = "checkpoint-age-near-async"  # built-in rule (migration 0003)
 DRAINED_BYTES = 6 * 1024**2  # where the capture's OFF phase started
 START_SETTINGS = {
@@ -56,13 +64,33 @@ class Step:
     variable: str
     value: str
     on_alert: str = ""  # or as soon as this alert rule fires, as a DBA paged by it would
+    at_pct_of_async: float | None = None  # or once the checkpoint age passes this share of the async point
 
 
 def schedule(phase_s: float) -> list[Step]:
-    """Adaptive flushing ON when the checkpoint-age alert fires (two phases at the latest), then
-    io_capacity raised a phase later, and a last phase to watch."""
-    return [Step(2 * phase_s, "innodb_adaptive_flushing", "ON", on_alert=ALERT),
+    """Adaptive flushing ON once the age passes 60 % of the async point (or the checkpoint-age alert
+    fires, or two phases have passed), then io_capacity raised a phase later, and a last phase."""
+    return [Step(2 * phase_s, "innodb_adaptive_flushing", "ON", on_alert=ALERT,
+                 at_pct_of_async=SWITCH_AT_PCT_OF_ASYNC),
             Step(phase_s, "innodb_io_capacity", "400")]
+
+
+def age_pct_of_async(cur) -> float | None:
+    cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_checkpoint_age', 'Innodb_checkpoint_max_age')")
+    status = {k: int(v) for k, v in cur.fetchall()}
+    # MariaDB states its max checkpoint age; the async point is 7/8 of it (DESIGN §2).
+    async_point = status.get("Innodb_checkpoint_max_age", 0) * 7 / 8
+    return 100.0 * status.get("Innodb_checkpoint_age", 0) / async_point if async_point else None
+
+
+def enable_monitors(cur) -> list[str]:
+    """Turn on the INNODB_METRICS counters the effect report reads; returns those that were off."""
+    cur.execute("SELECT NAME FROM information_schema.INNODB_METRICS WHERE NAME IN (%s) AND ENABLED = 0"
+                % ",".join(["%s"] * len(MONITORS)), MONITORS)
+    were_off = [name for (name,) in cur.fetchall()]
+    for name in were_off:
+        cur.execute("SET GLOBAL innodb_monitor_enable = %s", (name,))
+    return were_off
 
 
 def _set_global(cur, name: str, value: str) -> None:
@@ -183,9 +211,12 @@ def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval
         if pending:
             step = pending[0]
             fired = step.on_alert and alert_firing(server, step.on_alert, since)
-            if fired or tick - step_started >= step.after_s:
+            share = age_pct_of_async(cur) if step.at_pct_of_async else None
+            high = share is not None and share >= step.at_pct_of_async
+            if fired or high or tick - step_started >= step.after_s:
                 pending.pop(0)
-                why = f"{step.on_alert} is firing" if fired else f"after {step.after_s:.0f} s"
+                why = (f"{step.on_alert} is firing" if fired else
+                       f"checkpoint age at {share:.0f} % of the async point" if high else f"after {step.after_s:.0f} s")
                 say(f"{dt.datetime.now(dt.UTC):%H:%M:%S}  SET GLOBAL {step.variable} = {step.value} ({why})")
                 _set_global(cur, step.variable, step.value)
                 step_started, force = tick, True
@@ -211,11 +242,33 @@ def report_lines(server: Server, since: dt.datetime, phase_s: float, settle_s: f
     settle = dt.timedelta(seconds=settle_s)
     for a in Annotation.objects.filter(server=server, time__gte=since).order_by("time"):
         lines.append(f"[{a.kind}] {a.time:%H:%M:%S} {a.text}")
-        if a.kind == Annotation.Kind.VARIABLE_CHANGE:
+        if a.kind == Annotation.Kind.VARIABLE_CHANGE and a.time > since:
             body, *_ = effects.effect_report(server, effects.annotation_windows(a, window, settle))
-            lines.append(f"    effect: {body['summary']}")
+            lines += verdict_lines(body)
             lines.append(f"    page:   /annotations/{a.pk}/effect/?window={int(window.total_seconds())}s"
                          f"&settle={int(settle_s)}s")
+    return lines
+
+
+STORY_METRICS = ("checkpoint_age_bytes", "pages_flushed_per_s", "pages_dirty", "history_list_length",
+                 "trx_per_s")
+
+
+def verdict_lines(body: dict) -> list[str]:
+    """The verdicts of the metrics the demo is about, the mechanism, and the summary."""
+    lines = []
+    for name in STORY_METRICS:
+        m = body["metrics"].get(name)
+        if m is None:
+            continue
+        scale = max(abs(m["before"]["mean"] or 0), abs(m["after"]["mean"] or 0))
+        moved = (f"{display_value(name, m['before']['mean'], scale)} → {display_value(name, m['after']['mean'], scale)}"
+                 if m["before"]["mean"] is not None and m["after"]["mean"] is not None else "no samples")
+        lines.append(f"    {metric_label(name):22s} {m['verdict']:17s} {moved}  ({m['reason']})")
+    mechanism = body["mechanism"]
+    state = {True: "engaged", False: "did not engage", None: "unknown"}[mechanism["engaged"]]
+    lines.append(f"    mechanism: {state}: {mechanism['evidence']}")
+    lines.append(f"    summary: {body['summary']}")
     return lines
 
 
@@ -229,16 +282,18 @@ def run_demo(server: Server, admin: dict, *, phase_s: float = 180, interval_s: f
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")
     workload = None
-    since = dt.datetime.now(dt.UTC)
+    monitors_off: list[str] = []
     try:
         say("demo settings: " + ", ".join(f"{k}={v}" for k, v in START_SETTINGS.items()))
         apply_settings(cur, START_SETTINGS)
+        monitors_off = enable_monitors(cur)
         prepare_tables(cur, admin, say)
         drain_redo_log(cur, say)
         steps = schedule(phase_s)
         longest = sum(step.after_s for step in steps) + phase_s
         say(f"at most {longest:.0f} s of sysbench (log: {log_path})")
         poll_once(server)  # the first snapshot, so the next diff has a baseline
+        first_poll_at = dt.datetime.now(dt.UTC)
         workload = Workload(admin, longest, log_path, say)
         run_schedule(server, cur, steps, phase_s, interval_s, say, workload)
     finally:
@@ -246,5 +301,7 @@ def run_demo(server: Server, admin: dict, *, phase_s: float = 180, interval_s: f
             workload.stop()
         say("restoring: " + ", ".join(f"{k}={v}" for k, v in original.items()))
         apply_settings(cur, {k: v for k, v in original.items() if k != "innodb_io_capacity_max"})
+        for name in monitors_off:
+            cur.execute("SET GLOBAL innodb_monitor_disable = %s", (name,))
         conn.close()
-    return report_lines(server, since, phase_s, settle_s)
+    return report_lines(server, first_poll_at, phase_s, settle_s)
