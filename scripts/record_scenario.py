@@ -69,7 +69,7 @@ class Load:
 class Change:
     at_s: float  # seconds after the capture started (at the latest, with `when`)
     settings: dict[str, str] = dataclasses.field(default_factory=dict)
-    action: str = ""  # "hold_snapshot" / "commit_snapshot"
+    action: str = ""  # "hold_snapshot" / "commit_snapshot", optionally ":<key>" for one of several
     # or as soon as this is true of the latest reading's SHOW GLOBAL STATUS, if before at_s
     when: Callable[[list[dict]], bool] | None = None
     note: str = ""
@@ -98,6 +98,16 @@ def _age_high(history: list[dict], fraction=0.8, hold_s=20) -> bool:
     return True
 
 
+def rolling_views(count: int, open_from_s: float, open_every_s: float, release_from_s: float,
+                  release_every_s: float) -> tuple[Change, ...]:
+    """`count` reporting sessions each holding a consistent snapshot, opened one after another and
+    released oldest first: while they are released faster than they were opened, the oldest read
+    view moves forward faster than the clock and the history list shrinks steadily."""
+    opened = [Change(open_from_s + i * open_every_s, action=f"hold_snapshot:{i}") for i in range(count)]
+    released = [Change(release_from_s + i * release_every_s, action=f"commit_snapshot:{i}") for i in range(count)]
+    return tuple(opened + released)
+
+
 SCENARIOS = {s.name: s for s in (
     Scenario(
         "mariadb-10.11--adaptive-flushing-pinned-at-async", 390,
@@ -115,6 +125,17 @@ SCENARIOS = {s.name: s for s in (
         (Change(15, action="hold_snapshot", note="held to the end: history grows with every update"),
          Change(170, {"innodb_purge_threads": "1"})),
         drain=False, about="history rising steadily behind a held snapshot; purge threads 4 -> 1 mid-way"),
+    Scenario(
+        # The history shrinks at a steady pace because overlapping long reports finish one by one
+        # (oldest first) after the load steps down; purge itself is never the bottleneck.
+        "mariadb-10.11--purge-threads-while-hll-falls", 400,
+        {"innodb_buffer_pool_size": str(1024 * MB), "innodb_purge_threads": "4"},
+        (Load("oltp_update_non_index", 450, 4, 0, 165), Load("oltp_update_non_index", 50, 2)),
+        tuple(sorted(rolling_views(75, 15, 2, 170, 2.7) + (Change(270, {"innodb_purge_threads": "1"}),),
+                     key=lambda c: c.at_s)),
+        drain=False,
+        about="75 overlapping snapshots released oldest first after a load step down: HLL falls "
+              "steadily; purge threads 4 -> 1 mid-fall"),
     Scenario(
         "mariadb-10.11--purge-threads-no-effect", 300,
         {"innodb_buffer_pool_size": str(1024 * MB), "innodb_purge_threads": "1"},
@@ -169,7 +190,7 @@ class Recorder:
         self.conn = MySQLdb.connect(**ADMIN, autocommit=True)
         self.cur = self.conn.cursor()
         self.processes: list[subprocess.Popen] = []
-        self.holder = None
+        self.holders: dict[str, object] = {}
         self.history: list[dict] = []  # SHOW GLOBAL STATUS of each reading
 
     def log(self, what: str, **extra) -> None:
@@ -250,10 +271,10 @@ class Recorder:
         self.log(f"sysbench #{index + 1} stopped")
 
     # ---- held snapshot ----
-    def hold_snapshot(self) -> None:
-        self.holder = MySQLdb.connect(host="127.0.0.1", port=3306, user="reporting", password="reporting-capture",
+    def hold_snapshot(self, key: str = "") -> None:
+        holder = self.holders[key] = MySQLdb.connect(host="127.0.0.1", port=3306, user="reporting", password="reporting-capture",
                                       autocommit=False)
-        cur = self.holder.cursor()
+        cur = holder.cursor()
         cur.execute("SELECT CONNECTION_ID()")
         (thread_id,) = cur.fetchone()
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
@@ -261,14 +282,14 @@ class Recorder:
         cur.execute(f"SELECT COUNT(*), SUM(k) FROM {DB}.sbtest1 WHERE id <= 10000")
         cur.fetchall()
         self.log("reporting: START TRANSACTION WITH CONSISTENT SNAPSHOT; one SELECT; then idle",
-                 thread_id=thread_id, started=started.isoformat())
+                 thread_id=thread_id, started=started.isoformat(), key=key)
 
-    def commit_snapshot(self) -> None:
-        if self.holder is not None:
-            self.holder.commit()
-            self.log("reporting: COMMIT")
-            self.holder.close()
-            self.holder = None
+    def commit_snapshot(self, key: str = "") -> None:
+        holder = self.holders.pop(key, None)
+        if holder is not None:
+            holder.commit()
+            self.log("reporting: COMMIT", key=key)
+            holder.close()
 
     # ---- the run ----
     def run(self) -> Path:
@@ -279,7 +300,7 @@ class Recorder:
         self.log("saved settings", settings=self.original)
         raw = WORK_DIR / f"{s.name}.jsonl"
         enabled: list[str] = []
-        uses_holder = any(c.action == "hold_snapshot" for c in s.changes)
+        uses_holder = any(c.action.startswith("hold_snapshot") for c in s.changes)
         try:
             enabled = self.enable_monitors()
             if uses_holder:
@@ -298,7 +319,8 @@ class Recorder:
         finally:
             for i in range(len(self.processes)):
                 self.stop_load(i)
-            self.commit_snapshot()
+            for key in list(self.holders):
+                self.commit_snapshot(key)
             restore = {n: v for n, v in self.original.items() if self.globals_([n]).get(n) != v}
             for name in sorted(restore, key=lambda n: (n == "innodb_buffer_pool_size", n)):
                 self.set_global(name, restore[name])
@@ -357,10 +379,11 @@ class Recorder:
                     break
                 changes.pop(0)
                 self.log(f"change at +{elapsed:.1f} s" + (" (condition met)" if fired else ""), note=change.note)
-                if change.action == "hold_snapshot":
-                    self.hold_snapshot()
-                elif change.action == "commit_snapshot":
-                    self.commit_snapshot()
+                action, _, key = change.action.partition(":")
+                if action == "hold_snapshot":
+                    self.hold_snapshot(key)
+                elif action == "commit_snapshot":
+                    self.commit_snapshot(key)
                 for name, value in change.settings.items():
                     self.set_global(name, value)
             time.sleep(0.2)
