@@ -65,3 +65,19 @@ def test_more_purge_threads_while_purge_keeps_up_is_no_effect(client, api_token)
     # An autocommit load: COMMIT statements read 0 and are not taken for a change of load.
     assert body["metrics"]["commits_per_s"]["before"]["mean"] == 0
     assert body["metrics"]["trx_per_s"]["verdict"] == "no_effect"
+
+
+def test_raising_io_capacity_where_flushing_runs_at_the_budget_is_an_effect(client, api_token):
+    body = _report(client, api_token, "mariadb-10.11--io-capacity-raise.jsonl.gz", "innodb_io_capacity")
+    verdicts = _verdicts(body)
+    assert verdicts["pages_flushed_per_s"] == "effect" and verdicts["checkpoint_age_bytes"] == "effect"
+    flushed = body["metrics"]["pages_flushed_per_s"]
+    assert flushed["after"]["mean"] > 1.3 * flushed["before"]["mean"]
+    assert body["mechanism"]["engaged"] is True and body["workload_changed"] is False
+
+
+def test_more_purge_threads_after_a_throttled_purge_that_kept_up_is_no_effect(client, api_token):
+    body = _report(client, api_token, "mariadb-10.11--purge-throttled-then-more-threads.jsonl.gz",
+                   "innodb_purge_threads")
+    assert "effect" not in _verdicts(body).values()
+    assert body["mechanism"]["engaged"] is False
