@@ -272,7 +272,7 @@ def verdict_lines(body: dict) -> list[str]:
     return lines
 
 
-def run_demo(server: Server, admin: dict, *, phase_s: float = 180, interval_s: float = 2,
+def run_demo(server: Server, admin: dict, *, phase_s: float = 120, interval_s: float = 2,
              settle_s: float = 30, say: Callable[[str], None] = print) -> list[str]:
     """The whole demo; returns the report lines. The server's settings are restored at the end."""
     conn = MySQLdb.connect(**admin, autocommit=True)

@@ -13,7 +13,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--server", default=os.environ.get("INNOWATCH_LOCAL_SERVER_NAME", "local-mariadb"))
-        parser.add_argument("--phase-seconds", type=float, default=180, help="Length of each of the 3 phases")
+        parser.add_argument("--phase-seconds", type=float, default=120, help="Length of each of the 3 phases")
         parser.add_argument("--interval", type=float, default=2, help="Seconds between polls")
 
     def handle(self, *args, server, phase_seconds, interval, **options):
