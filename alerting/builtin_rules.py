@@ -14,6 +14,11 @@ BUILTIN = [
      "History list length above 1,000,000: purge is far behind."),
     ("hll-growing", "hll_growth_per_h", ">", 0, 1800, 300, "warning",
      "History list length has grown for 30 minutes."),
+    # A held snapshot under a busy write load adds thousands of entries a second: waiting 30 minutes
+    # for hll-growing is too late. This one looks at how soon hll-high would be reached.
+    ("hll-high-within-the-hour", "hll_minutes_to_high", "<", 60, 60, 60, "warning",
+     "At the history list's growth of the last 2 minutes it reaches 1,000,000 within the hour: "
+     "something (an old read view) holds purge back."),
     ("semaphore-wait-long", "semaphore_longest_wait_s", ">", 60, 0, 60, "critical",
      "A thread has waited on a latch for more than 60 s."),
     ("sync-flush-waits", "flush_sync_waits_per_s", ">", 0, 0, 60, "critical",

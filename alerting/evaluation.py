@@ -31,11 +31,16 @@ from timeseries.models import InnodbSample
 WINDOW_S = 900.0  # how much history one evaluation reads
 RUNWAY_WINDOW_S = 300.0
 HLL_WINDOW_S = 600.0
+# The growth "now" for the rate-aware rule: long enough to smooth one burst, short enough that a
+# released snapshot (the history list falls to nothing in a second) stops the alarm at once.
+HLL_RATE_WINDOW_S = 120.0
+HLL_HIGH_ENTRIES = 1_000_000  # the hll-high rule's level
 DERIVED = {
     "checkpoint_age_pct_of_async": "% of the async flush point",
     "checkpoint_age_pct_of_sync": "% of the sync flush point (MariaDB 10.5+: max checkpoint age)",
     "runway_minutes": "minutes until the sync point at the current net redo rate",
     "hll_growth_per_h": "history list length growth per hour (least squares, 10 min)",
+    "hll_minutes_to_high": "minutes until the history list reaches 1,000,000 at its growth of the last 2 min",
     "sample_age_s": "seconds since the last good sample",
     "poll_failing": "1 when the latest poll failed, else 0",
 }
@@ -152,7 +157,21 @@ class History:
                if s.get("history_list_length") is not None and s["ts"] >= now_s - HLL_WINDOW_S]
         slope = slope_per_s(hll)
         out["hll_growth_per_h"] = None if slope is None else slope * 3600.0
+        out["hll_minutes_to_high"] = minutes_to_level(
+            [(t, v) for t, v in hll if t >= now_s - HLL_RATE_WINDOW_S], HLL_HIGH_ENTRIES)
         return out
+
+
+def minutes_to_level(points: list[tuple[float, float]], level: float) -> float | None:
+    """Minutes until the series reaches `level` at its least-squares growth; inf when it is not
+    growing (so an alert on it resolves), 0 past the level, None without enough points."""
+    slope = slope_per_s(points)
+    if slope is None:
+        return None
+    current = points[-1][1]
+    if current >= level:
+        return 0.0
+    return math.inf if slope <= 0 else (level - current) / slope / 60.0
 
 
 def server_thresholds(server: Server, printed_max: int | None, status_max: int | None):
