@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db.models import Count, Max
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -13,17 +15,19 @@ from rest_framework.response import Response
 
 from accounts.api import RefuseNul
 from accounts.api_params import BadRequest, IsoTimeField, TimeRangeQuery, validated
+from analysis.purge import ViewHolder, hold_intervals
 from servers.models import Server
 from timeseries import series as series_reader
 from timeseries.disk_series import disk_series_for
 from timeseries.metrics import DISK_METRICS, METRICS
-from timeseries.models import InnodbSample, SemaphoreWaitSample
+from timeseries.models import InnodbSample, ReadViewHolder, SemaphoreWaitSample
 from timeseries.raw import deadlock_section, raw_status_at, status_text
 from timeseries.thresholds import server_limits
 
 MAX_POINTS = 5000
 MAX_METRICS = 20
 TOP_LATCHES = 20
+MAX_HOLDER_ROWS = 100_000
 
 
 @extend_schema_field(OpenApiTypes.STR)
@@ -115,6 +119,31 @@ class ThresholdsSerializer(serializers.Serializer):
     limits = serializers.DictField(help_text="redo capacity and InnoDB's async / sync / max points, in bytes")
 
 
+class PurgeBlockerSerializer(serializers.Serializer):
+    thread_id = serializers.IntegerField(allow_null=True)
+    user = serializers.CharField(allow_null=True)
+    host = serializers.CharField(allow_null=True)
+    trx_id = serializers.CharField(allow_null=True)
+    first_seen = serializers.CharField()
+    last_seen = serializers.CharField()
+    max_age_s = serializers.IntegerField(allow_null=True)
+    statement = serializers.CharField(allow_null=True)
+
+
+def purge_blockers(server: Server, start, end) -> list[dict]:
+    """The oldest-view holders over [start, end] as intervals, newest first (analysis.purge)."""
+    rows = ReadViewHolder.objects.filter(server=server, ts__gte=start, ts__lte=end).order_by("ts", "rank")
+    sightings = [(r.ts.timestamp(), ViewHolder(r.thread_id, r.user or None, r.host or None, r.trx_id or None,
+                                               r.age_s, r.state or None, r.statement or None))
+                 for r in rows[:MAX_HOLDER_ROWS]]
+    gap_s = 3 * max(server.poll_interval_s, 1)
+    return [{"thread_id": i.thread_id, "user": i.user, "host": i.host, "trx_id": i.trx_id,
+             "first_seen": dt.datetime.fromtimestamp(i.first_seen, dt.UTC).isoformat(),
+             "last_seen": dt.datetime.fromtimestamp(i.last_seen, dt.UTC).isoformat(),
+             "max_age_s": i.max_age_s, "statement": i.statement}
+            for i in hold_intervals(sightings, gap_s)]
+
+
 class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
     """Per-server time series endpoints (under /api/v1/servers/<id>/)."""
 
@@ -159,6 +188,14 @@ class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
         text = status_text(row)
         return Response({"ts": row.ts.isoformat(), "parser_version": row.parser_version,
                          "text": text, "latest_deadlock": deadlock_section(text)})
+
+    @extend_schema(parameters=[TimeRangeQuery], responses=PurgeBlockerSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="purge-blockers")
+    def purge_blockers(self, request, pk=None):
+        """Who held the oldest read views (what holds purge back), as intervals, newest first."""
+        server = get_object_or_404(Server, pk=pk)
+        query = validated(TimeRangeQuery, request.query_params)
+        return Response(purge_blockers(server, query["start"], query["end"]))
 
     @extend_schema(parameters=[TimeRangeQuery], responses=LatchesSerializer)
     @action(detail=True, methods=["get"])

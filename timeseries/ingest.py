@@ -14,9 +14,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.utils import DatabaseError
 from psycopg2.extras import execute_values
 
+from analysis import purge
 from servers.models import Server
 from timeseries import partitions
-from timeseries.models import InnodbSample, RawStatus, SemaphoreWaitSample
+from timeseries.models import InnodbSample, RawStatus, ReadViewHolder, SemaphoreWaitSample
 
 log = logging.getLogger(__name__)
 
@@ -298,18 +299,31 @@ def save_innodb_sample(
     fields.update(sample_fields_from_innodb_metrics(innodb_metrics or {}))
     raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=zlib.compress(raw_text.encode(), 6))
     waits = semaphore_rows(server, ts, status)
+    holders = view_holder_rows(server, ts, status)
     row = sample_row(server.pk, ts, **fields)
-    return _write_with_partitions({ts}, lambda: _insert_once(row, raw, waits, notes))
+    return _write_with_partitions({ts}, lambda: _insert_once(row, raw, waits, notes, holders))
+
+
+def view_holder_rows(server: Server, ts: dt.datetime, status: Any) -> list[ReadViewHolder]:
+    """The oldest read views' holders as the status text names them (analysis.purge)."""
+    return [
+        ReadViewHolder(server=server, ts=ts, rank=rank, thread_id=h.thread_id, user=(h.user or "")[:100],
+                       host=(h.host or "")[:255], trx_id=(h.trx_id or "")[:40], age_s=h.age_s,
+                       state=(h.state or "")[:100], statement=h.statement or "", rows_locked=h.rows_locked,
+                       rows_modified=h.rows_modified)
+        for rank, h in enumerate(purge.holders_from_status(getattr(status, "transactions", None)))
+    ]
 
 
 def _insert_once(row: dict[str, Any], raw: RawStatus, waits: list[SemaphoreWaitSample],
-                 notes: list[str] | None) -> bool:
+                 notes: list[str] | None, holders: list[ReadViewHolder] = ()) -> bool:
     with transaction.atomic():
         # The sample row decides: if it was there already, this poll is a redelivery.
         if not _fitting(_insert_rows, [row], 1, notes):
             return False
         RawStatus.objects.bulk_create([raw], ignore_conflicts=True)
         SemaphoreWaitSample.objects.bulk_create(waits, ignore_conflicts=True)
+        ReadViewHolder.objects.bulk_create(holders, ignore_conflicts=True)
     return True
 
 

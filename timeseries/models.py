@@ -226,3 +226,31 @@ class RollupState(models.Model):
 
     class Meta:
         db_table = "dashboard_rollupstate"
+
+
+class ReadViewHolder(models.Model):
+    """A transaction holding one of the oldest read views at a poll (analysis.purge): who holds purge
+    back. Only views open at least analysis.purge.HOLDER_MIN_AGE_S and the few oldest per poll are
+    kept, so the table stays small; rows past INNOWATCH_RETENTION_DAYS are deleted."""
+
+    class Source(models.TextChoices):
+        STATUS = "status", "SHOW ENGINE INNODB STATUS"
+        INNODB_TRX = "innodb_trx", "INFORMATION_SCHEMA.INNODB_TRX"
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="+")
+    ts = models.DateTimeField()
+    rank = models.SmallIntegerField()  # 0 = the oldest view at this poll
+    thread_id = models.BigIntegerField(null=True)
+    user = models.CharField(max_length=100, blank=True)
+    host = models.CharField(max_length=255, blank=True)
+    trx_id = models.CharField(max_length=40, blank=True)
+    age_s = models.IntegerField(null=True)
+    state = models.CharField(max_length=100, blank=True)
+    statement = models.TextField(blank=True)
+    rows_locked = models.BigIntegerField(null=True)
+    rows_modified = models.BigIntegerField(null=True)
+    source = models.CharField(max_length=12, choices=Source.choices, default=Source.STATUS)
+
+    class Meta:
+        indexes = [models.Index(fields=["server", "ts"], name="readview_server_ts")]
+        constraints = [models.UniqueConstraint(fields=["server", "ts", "rank"], name="readview_server_ts_rank")]

@@ -8,6 +8,7 @@ from celery import shared_task
 from django.conf import settings
 
 from timeseries import partitions
+from timeseries.models import ReadViewHolder
 
 
 def maintain_partitions_now(today: dt.date | None = None) -> dict[str, list[str]]:
@@ -20,6 +21,9 @@ def maintain_partitions_now(today: dt.date | None = None) -> dict[str, list[str]
         )
         cutoff = today - dt.timedelta(days=getattr(settings, retention_setting))
         dropped[table] = partitions.drop_partitions_before(table, cutoff)
+    # Read-view holders are few (the oldest views of a poll, when old at all): a plain table.
+    cutoff_ts = dt.datetime.combine(today - dt.timedelta(days=settings.INNOWATCH_RETENTION_DAYS), dt.time(), dt.UTC)
+    ReadViewHolder.objects.filter(ts__lt=cutoff_ts).delete()
     return dropped
 
 
