@@ -7,6 +7,7 @@ error, so a flaky receiver delays a page instead of losing it.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import urllib.error
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerting.models import AlertRule, NotificationChannel, NotificationDelivery
+from timeseries.models import ReadViewHolder
 
 _RANK = {AlertRule.Severity.INFO: 0, AlertRule.Severity.WARNING: 1, AlertRule.Severity.CRITICAL: 2}
 MAX_RETRIES = 6
@@ -38,13 +40,36 @@ def _line(notice) -> str:
             f"({rule.op} {rule.threshold:g})")
 
 
+HLL_METRICS = ("history_list_length", "hll_growth_per_h", "hll_minutes_to_high")
+
+
+def purge_cause(server, now) -> dict | None:
+    """The oldest read view's holder at the server's latest polls: who holds purge back."""
+    recent = now - dt.timedelta(seconds=3 * max(server.poll_interval_s, 1) + 5)
+    holder = (ReadViewHolder.objects.filter(server=server, ts__gte=recent, ts__lte=now, rank=0)
+              .order_by("-ts").first())
+    if holder is None:
+        return None
+    who = f"{holder.user or '?'}@{holder.host or '?'}"
+    text = (f"oldest read view: thread {holder.thread_id} {who}, open {holder.age_s} s"
+            + (f", statement: {holder.statement[:200]}" if holder.statement else ""))
+    return {"text": text, "thread_id": holder.thread_id, "user": holder.user or None, "host": holder.host or None,
+            "trx_id": holder.trx_id or None, "age_s": holder.age_s, "statement": holder.statement or None,
+            "seen_at": holder.ts.isoformat()}
+
+
 def build_message(server, notices, now) -> tuple[str, str, dict]:
-    """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group."""
+    """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group. A
+    history-list alert names the likely cause the dashboard knows: the oldest read view's holder."""
     kinds = sorted({n.kind for n in notices})
     kind = kinds[0] if len(kinds) == 1 else "mixed"
     worst = max((n.rule.severity for n in notices), key=lambda s: _RANK[s])
     subject = f"[innowatch {kind.upper()}] {server.name}: " + ", ".join(n.rule.name for n in notices)
-    text = "\n".join([f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n) for n in notices])
+    lines = [f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n) for n in notices]
+    cause = purge_cause(server, now) if any(n.rule.metric in HLL_METRICS for n in notices) else None
+    if cause is not None:
+        lines.append("likely cause: " + cause["text"])
+    text = "\n".join(lines)
     payload = {
         "text": text,
         "server": server.name,
@@ -57,6 +82,8 @@ def build_message(server, notices, now) -> tuple[str, str, dict]:
             for n in notices
         ],
     }
+    if cause is not None:
+        payload["cause"] = cause
     return subject[:300], text, payload
 
 

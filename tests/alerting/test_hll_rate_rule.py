@@ -40,3 +40,23 @@ def test_a_held_snapshot_fires_the_rate_aware_rule_while_held_and_resolves_after
     resolved_at = dt.datetime.fromisoformat(fired[0]["resolved_at"])
     assert COMMITTED < resolved_at < COMMITTED + dt.timedelta(seconds=110)
     assert not [i for i in incidents if i["rule"] in ("hll-growing", "hll-high")]
+
+
+@pytest.mark.django_db
+def test_a_history_list_alert_names_the_oldest_view_holder_and_others_do_not():
+    from types import SimpleNamespace
+
+    from alerting.notify import build_message
+
+    install_builtin_rules()
+    server = import_capture(CAPTURE, "held-snapshot").server
+    now = HELD_FROM + dt.timedelta(seconds=100)
+    hll_rule = AlertRule.objects.get(name="hll-high-within-the-hour")
+    age_rule = AlertRule.objects.get(name="checkpoint-age-near-async")
+    notice = lambda rule: SimpleNamespace(rule=rule, kind="firing", state=SimpleNamespace(last_value=12.0),  # noqa: E731
+                                          event=None)
+    _, text, payload = build_message(server, [notice(hll_rule)], now)
+    assert "likely cause: oldest read view: thread 1539 reporting@127.0.0.1, open 9" in text
+    assert (payload["cause"]["thread_id"], payload["cause"]["user"]) == (1539, "reporting")
+    _, text, payload = build_message(server, [notice(age_rule)], now)
+    assert "cause" not in payload and "read view" not in text
