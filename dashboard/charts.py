@@ -80,9 +80,14 @@ def hll_chart(limits: ServerLimits) -> dict:
     lines = []
     if limits.max_purge_lag:
         lines.append(_line(limits.max_purge_lag, "innodb_max_purge_lag", SYNC))
-    return {"id": "chart-hll", "title": "History list length", "y_title": "undo log units",
-            "series": [{"metric": "history_list_length", "label": "history list length", "scale": 1}],
-            "lines": lines}
+    # Purge in one panel: the history list, what purge removes per second where INNODB_METRICS has
+    # it, and bands for the sessions that held the oldest read view (charts.js, purge-blockers).
+    return {"id": "chart-hll", "title": "Purge: history list length and throughput", "y_title": "undo log units",
+            "y2_title": "undo pages/s",
+            "series": [{"metric": "history_list_length", "label": "history list length", "scale": 1},
+                       {"metric": "purge_undo_log_pages_per_s", "label": "purged undo pages/s", "scale": 1,
+                        "axis": "y2", "optional": True}],
+            "lines": lines, "blocker_bands": True}
 
 
 def simple_charts() -> list[dict]:
@@ -142,6 +147,7 @@ def page_config(server, limits: ServerLimits, has_disk_rows: bool = False) -> di
         "server_id": server.pk,
         "series_url": reverse("api-server-series-series", args=[server.pk]),
         "latches_url": reverse("api-server-series-latches", args=[server.pk]),
+        "blockers_url": reverse("api-server-series-purge-blockers", args=[server.pk]),
         "raw_url": reverse("raw", args=[server.pk]),
         "annotations_url": "/api/v1/annotations",
         "poll_interval_s": server.poll_interval_s,

@@ -10,6 +10,7 @@
   const charts = cfg.charts.map((spec) => ({ spec, div: el(spec.id) })).filter((c) => c.div);
   const state = { mode: "relative", seconds: 3600, start: 0, end: 0, utc: false };
   let annotations = [];
+  let blockers = [];  // oldest-read-view holders over the range, as intervals
   let syncing = 0;
   let timer = null;
   let generation = 0;
@@ -171,6 +172,10 @@
       fillcolor: b.color, opacity: 0.1, line: { width: 0 }, layer: "below" }));
     (spec.lines || []).forEach((l) => out.push({ type: "line", xref: "paper", x0: 0, x1: 1, yref: l.axis || "y",
       y0: l.y, y1: l.y, line: { color: l.color, width: 1.2, dash: l.dash } }));
+    if (spec.blocker_bands) {
+      blockers.forEach((b) => out.push({ type: "rect", xref: "x", yref: "paper", x0: toAxis(b.t0), x1: toAxis(Math.max(b.t1, b.t0 + 1000)),
+        y0: 0, y1: 1, fillcolor: "#d1242f", opacity: 0.12, line: { width: 0 }, layer: "below" }));
+    }
     annotations.forEach((a) => {
       const t1 = a.t1 && a.t1 > a.t0 ? a.t1 : a.t0;
       out.push({ type: t1 > a.t0 ? "rect" : "line", xref: "x", yref: "paper", x0: toAxis(a.t0), x1: toAxis(t1), y0: 0, y1: 1,
@@ -287,6 +292,29 @@
     });
   }
 
+  // --- what holds purge back ---
+  async function fetchBlockers(range) {
+    try {
+      const rows = await getJSON(cfg.blockers_url + "?start=" + new Date(range[0]).toISOString() + "&end=" + new Date(range[1]).toISOString());
+      return rows.map((r) => ({ ...r, t0: Date.parse(r.first_seen), t1: Date.parse(r.last_seen) }));
+    } catch (e) { return []; }
+  }
+  function drawBlockers() {
+    const tbody = el("blocker-table").tBodies[0];
+    tbody.replaceChildren();
+    if (!blockers.length) {
+      const tr = tbody.insertRow(), td = tr.insertCell();
+      td.colSpan = 6; td.className = "muted"; td.textContent = "No read view was held 10 s or more in this range.";
+    }
+    blockers.forEach((b) => {
+      const tr = tbody.insertRow();
+      const who = (b.user || "?") + "@" + (b.host || "?");
+      const cells = [b.thread_id === null ? "?" : b.thread_id, who, toAxis(b.t0).slice(0, 19) + " – " + toAxis(b.t1).slice(11, 19),
+        b.max_age_s === null ? "" : b.max_age_s, b.trx_id || "", b.statement || ""];
+      cells.forEach((v, i) => { const td = tr.insertCell(); td.textContent = String(v); if (i === 3) td.className = "num"; });
+    });
+  }
+
   // --- refresh loop ---
   async function refresh() {
     const gen = ++generation;
@@ -295,8 +323,9 @@
     const width = charts.length ? charts[0].div.clientWidth || 800 : 800;
     const points = Math.max(100, Math.min(1500, Math.floor(width)));
     const annotationsDone = fetchAnnotations(range).then((a) => { if (gen === generation) annotations = a; });
+    const blockersDone = fetchBlockers(range).then((b) => { if (gen === generation) { blockers = b; drawBlockers(); } });
     const metricPromises = fetchAll(range, points);
-    await annotationsDone;
+    await Promise.all([annotationsDone, blockersDone]);
     await Promise.all(charts.map((c, i) => drawChart(c, metricPromises[i], range, gen)));
     drawLatches(range);
     if (gen === generation) document.body.dataset.chartsReady = "1";
