@@ -68,6 +68,14 @@ def decode(entry: str | bytes) -> dict[str, Any]:
     return item
 
 
+def entry_age_s(entry: str | bytes, now: dt.datetime) -> float:
+    """How long ago a spooled reading was taken: the ingest lag while PostgreSQL is away."""
+    try:
+        return max(0.0, (now - dt.datetime.fromisoformat(json.loads(entry)["captured_at"])).total_seconds())
+    except (ValueError, KeyError, TypeError):
+        return 0.0
+
+
 def push(server_id: int, reading: Any, max_entries: int = MAX_ENTRIES) -> bool:
     """Spool one reading; False if Redis is unavailable too (the reading is then lost)."""
     try:

@@ -10,7 +10,7 @@ from rest_framework import routers
 from accounts.ratelimit import RateLimitedLoginView
 from alerting.api import AlertViewSet
 from annotations.api import AnnotationViewSet, ServerEffectViewSet
-from dashboard import views, views_alerts, views_effects
+from dashboard import prometheus, views, views_alerts, views_effects
 from servers.api import ServerViewSet
 from timeseries.api import ServerSeriesViewSet
 
@@ -45,6 +45,7 @@ api = [
     path("api/v1/", include(router.urls)),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("metrics", prometheus.metrics, name="metrics"),
 ]
 
 urlpatterns = pages + api

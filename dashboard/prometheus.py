@@ -1,0 +1,143 @@
+"""`/metrics`: innowatch's own health and every server's latest InnoDB figures in Prometheus'
+text format (prometheus_client), for the site's Prometheus and Grafana.
+
+Figures are read at scrape time from what innowatch stores (the web process counts nothing
+itself, and the polls run in other processes): the latest sample of each server, its thresholds
+and runway exactly as the overview computes them, the polls of the last 15 minutes, and the
+broker's queue and the outage spool in Redis. Needs a login or a Bearer token like every API."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import redis
+from django.conf import settings
+from django.db.models import Count, Q
+from django.http import HttpResponse, JsonResponse
+from django.utils import timezone
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
+from accounts.authentication import user_from_bearer
+from collectors import spool
+from dashboard.overview import overview_rows
+from servers.models import CollectorRun, Server
+
+RECENT = dt.timedelta(minutes=15)
+
+
+def _gauge(name: str, doc: str, labels=("server",)) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, labels=list(labels))
+
+
+def _add(family: GaugeMetricFamily, labels: list[str], value) -> None:
+    if value is not None and math.isfinite(float(value)):
+        family.add_metric(labels, float(value))
+
+
+class InnowatchCollector:
+    """A prometheus_client collector built per scrape from the database and Redis."""
+
+    def __init__(self, now: dt.datetime):
+        self.now = now
+
+    def collect(self):
+        servers = list(Server.objects.filter(imported=False, synthetic=False))
+        yield from self._innodb(servers)
+        yield from self._polls(servers)
+        yield from self._queues()
+
+    def _innodb(self, servers):
+        families = {
+            "age": _gauge("innowatch_innodb_checkpoint_age_bytes", "LSN minus last checkpoint, latest sample"),
+            "async": _gauge("innowatch_innodb_checkpoint_async_bytes", "checkpoint age where async flushing starts"),
+            "sync": _gauge("innowatch_innodb_checkpoint_sync_bytes",
+                           "checkpoint age where user threads stall (MariaDB 10.5+: max checkpoint age)"),
+            "pct": _gauge("innowatch_innodb_checkpoint_age_pct_of_async", "checkpoint age as % of the async point"),
+            "runway": _gauge("innowatch_innodb_runway_minutes",
+                             "minutes to the stall point at the current net redo rate (absent: not growing)"),
+            "hll": _gauge("innowatch_innodb_history_list_length", "history list length, latest sample"),
+            "dirty": _gauge("innowatch_innodb_pages_dirty", "modified pages in the buffer pool"),
+            "dirty_pct": _gauge("innowatch_innodb_dirty_pct", "dirty pages as % of data + free pages"),
+            "age_s": _gauge("innowatch_sample_age_seconds", "seconds since the latest good sample"),
+        }
+        for row in overview_rows(servers, self.now):
+            name, latest, limits = [row.server.name], row.latest, row.limits
+            _add(families["age"], name, latest.checkpoint_age_bytes)
+            _add(families["async"], name, limits.async_bytes)
+            _add(families["sync"], name, limits.stall_bytes)
+            _add(families["pct"], name, row.pct_of_async)
+            _add(families["runway"], name, row.runway_min)
+            _add(families["hll"], name, latest.history_list_length)
+            _add(families["dirty"], name, latest.pages_dirty)
+            _add(families["dirty_pct"], name, row.dirty_pct)
+            _add(families["age_s"], name, row.sample_age_s)
+        yield from families.values()
+
+    def _polls(self, servers):
+        since = self.now - RECENT
+        polls = _gauge("innowatch_polls_last_15m", "polls of the last 15 minutes, by outcome",
+                       labels=("server", "status"))
+        failing = _gauge("innowatch_poll_failing", "1 when the latest poll failed, else 0")
+        duration = _gauge("innowatch_poll_duration_ms", "poll duration over the last 15 minutes",
+                          labels=("server", "quantile"))
+        names = {s.pk: s.name for s in servers}
+        counts = (CollectorRun.objects.filter(started_at__gte=since, server_id__in=names)
+                  .values("server_id", "status").annotate(n=Count("id")))
+        for row in counts:
+            polls.add_metric([names[row["server_id"]], row["status"]], row["n"])
+        durations: dict[int, list[float]] = {}
+        for server_id, ms in (CollectorRun.objects.filter(started_at__gte=since, server_id__in=names,
+                                                          duration_ms__isnull=False)
+                              .values_list("server_id", "duration_ms")):
+            durations.setdefault(server_id, []).append(ms)
+        for server_id, values in durations.items():
+            values.sort()
+            for q in (0.5, 0.95):
+                duration.add_metric([names[server_id], str(q)], values[min(len(values) - 1, int(q * len(values)))])
+        for server in servers:
+            bad = server.last_poll_status not in (Server.PollStatus.OK, Server.PollStatus.NEVER)
+            failing.add_metric([server.name], 1.0 if bad else 0.0)
+        yield polls
+        yield duration
+        yield failing
+        unfinished = CollectorRun.objects.filter(started_at__gte=since).filter(Q(finished_at__isnull=True)).count()
+        stuck = GaugeMetricFamily("innowatch_polls_unfinished_last_15m", "polls started but not finished")
+        stuck.add_metric([], unfinished)
+        yield stuck
+
+    def _queues(self):
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
+        up = GaugeMetricFamily("innowatch_redis_up", "1 when Redis (broker and spool) answers")
+        try:
+            queue = client.llen(settings.CELERY_TASK_DEFAULT_QUEUE)
+            spooled = client.llen(spool.KEY)
+            oldest = client.lindex(spool.KEY, -1)
+        except redis.RedisError:
+            up.add_metric([], 0.0)
+            yield up
+            return
+        up.add_metric([], 1.0)
+        yield up
+        depth = GaugeMetricFamily("innowatch_queue_length", "tasks waiting in the Celery queue")
+        depth.add_metric([], queue)
+        yield depth
+        held = GaugeMetricFamily("innowatch_spool_depth", "readings waiting in the outage spool for PostgreSQL")
+        held.add_metric([], spooled)
+        yield held
+        lag = GaugeMetricFamily("innowatch_spool_lag_seconds", "age of the oldest spooled reading (ingest lag)")
+        lag.add_metric([], spool.entry_age_s(oldest, self.now) if oldest else 0.0)
+        yield lag
+
+
+def metrics(request):
+    """The exposition. Prometheus sends `Authorization: Bearer <token>` (`authorization` in its
+    scrape config); a browser with a login works too."""
+    user = user_from_bearer(request) if "Authorization" in request.headers else request.user
+    if user is None or not user.is_authenticated:
+        return JsonResponse({"error": "authentication required: log in or send Authorization: Bearer <token>"},
+                            status=401)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(InnowatchCollector(timezone.now()))
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
