@@ -4,6 +4,8 @@ message a person can act on."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -50,8 +52,16 @@ def parse_tags(value) -> list[str]:
 
 
 def _required_time(value, name: str):
+    # Grafana and many deploy tools send epoch milliseconds.
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            moment = dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            raise BadRequest(f"{name}={value} is not a time in epoch milliseconds") from None
+        return parse_time(moment.isoformat(), name, None)
     if not isinstance(value, str) or not value:
-        raise BadRequest(f"{name} is required: an ISO 8601 date-time (e.g. 2026-11-22T10:00:00Z)")
+        raise BadRequest(f"{name} is required: an ISO 8601 date-time (e.g. 2026-11-22T10:00:00Z) "
+                         f"or epoch milliseconds")
     return parse_time(value, name, None)
 
 
@@ -78,6 +88,10 @@ class AnnotationSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "created_at"]
 
     WRITABLE = ("time", "time_end", "text", "tags", "server", "scope_tag", "kind")
+    # A Grafana annotation (its HTTP API or a webhook) names the end timeEnd and carries where it
+    # was drawn; those are accepted, and the dashboard fields ignored.
+    ALIASES = {"timeEnd": "time_end"}
+    IGNORED = ("dashboardUID", "dashboardId", "panelId", "id")
 
     def get_server_name(self, annotation) -> str | None:
         return annotation.server.name if annotation.server_id else None
@@ -94,6 +108,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
     def to_internal_value(self, data) -> dict:
         if not isinstance(data, dict):
             raise BadRequest("the body must be a JSON object")
+        data = {self.ALIASES.get(k, k): v for k, v in data.items() if k not in self.IGNORED}
         unknown = set(data) - set(self.WRITABLE)
         if unknown:
             raise BadRequest(f"unknown field(s): {', '.join(sorted(unknown))}; known: "
@@ -165,6 +180,28 @@ def filter_annotations(params) -> list[Annotation]:
     if query.get("end"):
         qs = qs.filter(time__lte=query["end"])
     return list(qs.order_by("time")[:LIST_LIMIT])
+
+
+class GrafanaQuery(serializers.Serializer):
+    server = serializers.CharField(required=False, allow_blank=True, help_text="id or name")
+    kind = serializers.CharField(required=False, allow_blank=True,
+                                 help_text="comma-separated kinds, e.g. variable_change,restart")
+    tags = serializers.CharField(required=False, allow_blank=True)
+    to = IsoTimeField(help_text="ISO 8601 end, e.g. Grafana's ${__to:date:iso}")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = IsoTimeField(help_text="ISO 8601 start, e.g. Grafana's ${__from:date:iso}")  # a keyword
+        return fields
+
+
+class GrafanaAnnotationSerializer(serializers.Serializer):
+    time = serializers.IntegerField(help_text="epoch ms")
+    timeEnd = serializers.IntegerField(help_text="epoch ms")
+    title = serializers.CharField()
+    text = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    server = serializers.CharField(allow_null=True)
 
 
 class EffectQuery(serializers.Serializer):
@@ -239,6 +276,24 @@ class AnnotationViewSet(RefuseNul, viewsets.ModelViewSet):
         deleted = annotation.pk
         annotation.delete()
         return Response({"deleted": deleted})
+
+    @extend_schema(parameters=[GrafanaQuery], responses=GrafanaAnnotationSerializer(many=True))
+    @action(detail=False, methods=["get"])
+    def grafana(self, request):
+        """Annotations for a Grafana JSON / Infinity datasource: detected tuning changes, restarts and
+        the rest, with times in epoch milliseconds, so Grafana panels draw them too."""
+        query = validated(GrafanaQuery, request.query_params)
+        params = {k: v for k, v in {"server": query.get("server"), "kind": query.get("kind"),
+                                    "tags": query.get("tags")}.items() if v}
+        if query.get("from"):
+            params["start"] = query["from"].isoformat()
+        if query.get("to"):
+            params["end"] = query["to"].isoformat()
+        rows = filter_annotations(params)
+        epoch_ms = lambda t: int(t.timestamp() * 1000) if t else None  # noqa: E731
+        return Response([{"time": epoch_ms(a.time), "timeEnd": epoch_ms(a.time_end or a.time),
+                          "title": a.get_kind_display(), "text": a.text, "tags": a.tags,
+                          "server": a.server.name if a.server_id else None} for a in rows])
 
     @extend_schema(parameters=[EffectQuery], responses=EffectReportSerializer)
     @action(detail=True, methods=["get"])

@@ -138,3 +138,24 @@ def test_annotate_command_creates_a_server_annotation(local_server):
     a = Annotation.objects.get()
     assert (a.server, a.text, a.tags, a.kind, a.author) == (local_server, "raised io_capacity",
                                                             ["tuning", "io"], "deploy", None)
+
+
+def test_a_grafana_annotation_with_epoch_milliseconds_is_accepted(client, api_token, local_server):
+    body = {"time": 1763805600000, "timeEnd": 1763805660000, "text": "deploy v43", "tags": ["deploy"],
+            "dashboardUID": "abc", "panelId": 4, "server": local_server.name}
+    response = post(client, body, api_token)
+    assert response.status_code == 201, response.content
+    data = response.json()
+    assert (data["time"], data["time_end"]) == ("2025-11-22T10:00:00+00:00", "2025-11-22T10:01:00+00:00")
+
+
+def test_grafana_reads_annotations_in_its_own_shape(client, api_token, local_server):
+    post(client, {"time": "2026-11-22T10:00:00Z", "text": "innodb_io_capacity: 200 → 400", "server": local_server.pk,
+                  "kind": "variable_change", "tags": ["variable_change"]}, api_token)
+    response = client.get("/api/v1/annotations/grafana", {"server": local_server.name, "kind": "variable_change",
+                                                          "from": "2026-11-22T00:00:00Z", "to": "2026-11-23T00:00:00Z"},
+                          **bearer(api_token))
+    assert response.status_code == 200, response.content
+    assert response.json() == [{"time": 1795341600000, "timeEnd": 1795341600000, "title": "variable change",
+                                "text": "innodb_io_capacity: 200 → 400", "tags": ["variable_change"],
+                                "server": local_server.name}]
