@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RUN_DEBS := libmariadb-dev pkg-config sysstat
-TEST_DEBS := $(RUN_DEBS) chromium sysbench docker-compose
+TEST_DEBS := $(RUN_DEBS) chromium sysbench docker-compose prometheus
 
 .PHONY: run test bench soak demo lint deps test-deps setup migrate clean
 
