@@ -8,6 +8,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
+from servers.crypto import decrypt_secret, encrypt_secret
 from servers.models import Server
 
 
@@ -126,12 +127,21 @@ class NotificationChannel(models.Model):
     )
     send_resolved = models.BooleanField(default=True)
     enabled = models.BooleanField(default=True)
+    # Webhooks are signed with HMAC-SHA256 of the body under this secret (encrypted at rest like
+    # server passwords, never shown back); empty: unsigned.
+    signing_secret_encrypted = models.TextField(blank=True, editable=False)
 
     class Meta:
         db_table = "dashboard_notificationchannel"
 
     def __str__(self) -> str:
         return self.name
+
+    def set_signing_secret(self, secret: str) -> None:
+        self.signing_secret_encrypted = encrypt_secret(secret) if secret else ""
+
+    def signing_secret(self) -> str:
+        return decrypt_secret(self.signing_secret_encrypted) if self.signing_secret_encrypted else ""
 
 
 class NotificationDelivery(models.Model):

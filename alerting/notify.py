@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
+import hmac
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from celery import shared_task
@@ -70,21 +73,46 @@ def build_message(server, notices, now) -> tuple[str, str, dict]:
     if cause is not None:
         lines.append("likely cause: " + cause["text"])
     text = "\n".join(lines)
-    payload = {
-        "text": text,
-        "server": server.name,
-        "status": kind,
-        "severity": worst,
-        "at": now.isoformat(),
-        "alerts": [
-            {"rule": n.rule.name, "state": n.kind, "severity": n.rule.severity, "metric": n.rule.metric,
-             "value": n.state.last_value, "op": n.rule.op, "threshold": n.rule.threshold}
-            for n in notices
-        ],
-    }
+    text += f"\n{_server_url(server)}"
+    payload = {"text": text, "server": server.name, "severity": worst, "at": now.isoformat()}
     if cause is not None:
         payload["cause"] = cause
+    payload.update(alertmanager_fields(server, notices, kind, now, text))
     return subject[:300], text, payload
+
+
+def _server_url(server) -> str:
+    return f"{settings.INNOWATCH_BASE_URL.rstrip('/')}/servers/{server.pk}/"
+
+
+def alertmanager_fields(server, notices, kind: str, now, text: str) -> dict:
+    """What Alertmanager's webhook receivers read (version 4), beside innowatch's own fields, so a
+    receiver built for Alertmanager takes innowatch's messages as they are. Each alert keeps
+    innowatch's fields and gains Alertmanager's (status, labels, annotations, startsAt, endsAt,
+    generatorURL, fingerprint)."""
+    status = "firing" if any(n.kind == "firing" for n in notices) else "resolved"
+    alerts = []
+    for n, mine in zip(notices, _own_alerts(notices)):
+        labels = {"alertname": n.rule.name, "server": server.name, "severity": n.rule.severity,
+                  "metric": n.rule.metric}
+        since = getattr(n.state, "firing_since", None) or getattr(n.state, "active_since", None)
+        started = dt.datetime.fromtimestamp(since, dt.UTC).isoformat() if since else now.isoformat()
+        alerts.append({**mine, "status": n.kind if n.kind in ("firing", "resolved") else "firing",
+                       "labels": labels,
+                       "annotations": {"summary": _line(n), "description": n.rule.description or ""},
+                       "startsAt": started, "endsAt": now.isoformat() if n.kind == "resolved" else "0001-01-01T00:00:00Z",
+                       "generatorURL": _server_url(server),
+                       "fingerprint": hashlib.sha256(f"{server.pk}:{n.rule.pk}".encode()).hexdigest()[:16]})
+    common = {"server": server.name}
+    return {"version": "4", "groupKey": f"innowatch:{server.name}", "truncatedAlerts": 0, "kind": kind,
+            "status": status, "receiver": "innowatch", "groupLabels": common, "commonLabels": common,
+            "commonAnnotations": {"summary": text.splitlines()[0]}, "externalURL": _server_url(server),
+            "alerts": alerts}
+
+
+def _own_alerts(notices) -> list[dict]:
+    return [{"rule": n.rule.name, "state": n.kind, "severity": n.rule.severity, "metric": n.rule.metric,
+             "value": n.state.last_value, "op": n.rule.op, "threshold": n.rule.threshold} for n in notices]
 
 
 def _wanted(channel: NotificationChannel, notice) -> bool:
@@ -110,10 +138,25 @@ def queue_group(server, notices, now) -> list[NotificationDelivery]:
     return deliveries
 
 
-def send_webhook(url: str, payload: dict) -> int:
+SIGNATURE_HEADER = "X-Innowatch-Signature"
+TIMESTAMP_HEADER = "X-Innowatch-Timestamp"
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """HMAC-SHA256 over "<timestamp>.<body>" (the timestamp stops a captured message being replayed
+    later), as "sha256=<hex>"; a receiver recomputes it with the channel's secret."""
+    return "sha256=" + hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+
+
+def send_webhook(url: str, payload: dict, secret: str = "") -> int:
+    if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+        raise DeliveryError(f"webhook URL must be http(s), not {url.split(':', 1)[0]!r}")
     body = json.dumps(payload).encode()
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json", "User-Agent": "innowatch"})
+    headers = {"Content-Type": "application/json", "User-Agent": "innowatch"}
+    if secret:
+        timestamp = str(int(timezone.now().timestamp()))
+        headers |= {TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: signature(secret, timestamp, body)}
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:
             return response.status
@@ -134,7 +177,7 @@ def send_email(addresses: str, subject: str, text: str) -> None:
 def send(delivery: NotificationDelivery) -> int | None:
     channel = delivery.channel
     if channel.kind == NotificationChannel.Kind.WEBHOOK:
-        return send_webhook(channel.target, delivery.payload)
+        return send_webhook(channel.target, delivery.payload, channel.signing_secret())
     send_email(channel.target, delivery.subject, delivery.payload.get("text", ""))
     return None
 

@@ -204,6 +204,8 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "innowatch@localhost")
 INNOWATCH_NOTIFY_RETRY_BASE_S = env_int("INNOWATCH_NOTIFY_RETRY_BASE_S", 10)
+# Where people reach this innowatch: links in notifications point here.
+INNOWATCH_BASE_URL = env_str("INNOWATCH_BASE_URL", "http://127.0.0.1:8000")
 
 # The JSON API (Django REST framework): token or session, roles as permissions, errors as
 # {"error": "..."}, JSON only, and a request rate per user counted in each web process.

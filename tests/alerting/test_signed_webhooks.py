@@ -1,0 +1,101 @@
+"""Webhooks receivers can trust: http(s) only, an HMAC-SHA256 signature under the channel's secret,
+and a body an Alertmanager webhook receiver reads as it is, checked by a real HTTP receiver."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from alerting.notify import DeliveryError, send_webhook
+from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store, tick
+
+SECRET = "s3cret-shared-with-the-receiver"
+
+
+class SigningReceiver:
+    def __init__(self):
+        self.requests: list[tuple[dict, bytes]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.requests.append((dict(self.headers), body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/alertmanager"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def verify(self, headers: dict, body: bytes) -> bool:
+        timestamp, sent = headers["X-Innowatch-Timestamp"], headers["X-Innowatch-Signature"]
+        mine = "sha256=" + hmac.new(SECRET.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+        return hmac.compare_digest(mine, sent)
+
+
+@pytest.fixture
+def receiver():
+    r = SigningReceiver()
+    yield r
+    r.httpd.shutdown()
+    r.httpd.server_close()
+
+
+@pytest.mark.django_db
+def test_a_firing_alert_arrives_signed_and_in_alertmanager_s_shape(receiver, settings):
+    from alerting.models import NotificationChannel, NotificationDelivery
+    from alerting.notify import send
+
+    settings.INNOWATCH_BASE_URL = "https://innowatch.example"
+    channel = NotificationChannel(name="am", kind="webhook", target=receiver.url)
+    channel.set_signing_secret(SECRET)
+    channel.save()
+    assert SECRET not in channel.signing_secret_encrypted
+    server = make_server()
+    only_rules({"name": "ckpt", "metric": "checkpoint_age_pct_of_async", "threshold": 80})
+    store(server, [(0, age_pct(95))])
+    tick(1)
+    delivery = NotificationDelivery.objects.get(channel=channel)
+    send(delivery)
+    headers, body = receiver.requests[-1]
+    assert receiver.verify(headers, body)
+    message = json.loads(body)
+    assert message["version"] == "4" and message["status"] == "firing" and message["receiver"] == "innowatch"
+    alert = message["alerts"][0]
+    assert alert["labels"] == {"alertname": "ckpt", "server": server.name, "severity": "warning",
+                               "metric": "checkpoint_age_pct_of_async"}
+    assert alert["status"] == "firing" and alert["endsAt"].startswith("0001-01-01")
+    assert alert["generatorURL"] == f"https://innowatch.example/servers/{server.pk}/"
+    assert alert["rule"] == "ckpt"  # innowatch's own fields stay beside Alertmanager's
+    assert f"https://innowatch.example/servers/{server.pk}/" in message["text"]
+
+
+def test_a_tampered_body_fails_the_check(receiver):
+    send_webhook(receiver.url, {"text": "hello"}, SECRET)
+    headers, body = receiver.requests[-1]
+    assert receiver.verify(headers, body)
+    assert not receiver.verify(headers, body.replace(b"hello", b"hellO"))
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "gopher://127.0.0.1/x", "ftp://127.0.0.1/"])
+def test_only_http_and_https_webhooks_are_sent(url):
+    with pytest.raises(DeliveryError, match="must be http"):
+        send_webhook(url, {"text": "x"})
+
+
+@pytest.mark.django_db
+def test_the_channel_form_refuses_a_non_http_webhook_with_a_message(admin_client):
+    response = admin_client.post("/admin/alerting/notificationchannel/add/", {
+        "name": "bad", "kind": "webhook", "target": "file:///etc/passwd", "min_severity": "warning",
+        "send_resolved": "on", "enabled": "on"})
+    assert response.status_code == 200
+    assert "A webhook needs an http:// or https:// URL with a host." in response.content.decode()
