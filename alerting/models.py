@@ -114,14 +114,24 @@ class Silence(models.Model):
         ordering = ["-starts_at"]
 
 
+def masked_url(url: str) -> str:
+    """An Apprise URL as shown back: the scheme and host, the rest (tokens, passwords) hidden."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host[:3]}…" if rest else "…"
+
+
 class NotificationChannel(models.Model):
     class Kind(models.TextChoices):
         EMAIL = "email", "email"
-        WEBHOOK = "webhook", "webhook (JSON, Slack-compatible)"
+        WEBHOOK = "webhook", "webhook (JSON, Alertmanager-compatible, signed)"
+        APPRISE = "apprise", "Apprise URL (Slack, PagerDuty, Opsgenie, Teams, Telegram, ntfy, mailto, ...)"
 
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=10, choices=Kind.choices)
-    target = models.TextField(help_text="Email addresses (comma-separated) or the webhook URL.")
+    target = models.TextField(blank=True, help_text="Email addresses (comma-separated) or the webhook URL. "
+                                                    "Apprise URLs carry secrets: they are stored encrypted.")
+    apprise_url_encrypted = models.TextField(blank=True, editable=False)
     min_severity = models.CharField(
         max_length=10, choices=AlertRule.Severity.choices, default=AlertRule.Severity.WARNING
     )
@@ -136,6 +146,12 @@ class NotificationChannel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def set_apprise_url(self, url: str) -> None:
+        self.apprise_url_encrypted = encrypt_secret(url) if url else ""
+
+    def apprise_url(self) -> str:
+        return decrypt_secret(self.apprise_url_encrypted) if self.apprise_url_encrypted else ""
 
     def set_signing_secret(self, secret: str) -> None:
         self.signing_secret_encrypted = encrypt_secret(secret) if secret else ""

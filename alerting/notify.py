@@ -16,6 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import apprise
 from celery import shared_task
 from django.conf import settings
 from django.core.mail import send_mail
@@ -174,8 +175,30 @@ def send_email(addresses: str, subject: str, text: str) -> None:
         raise DeliveryError(f"email not sent: {exc}") from exc
 
 
+def apprise_problem(url: str) -> str | None:
+    """Why Apprise cannot use `url` (None when it can)."""
+    if not apprise.Apprise().add(url):
+        return ("Apprise does not recognise this URL: see https://github.com/caronc/apprise/wiki for the form "
+                "of each service (slack://, pagerduty://, opsgenie://, msteams://, ntfy://, mailto://, json://, ...)")
+    return None
+
+
+def send_apprise(url: str, subject: str, text: str, severity: str) -> None:
+    notifier = apprise.Apprise()
+    if not notifier.add(url):
+        raise DeliveryError("the channel's Apprise URL is not valid")
+    kind = {"critical": apprise.NotifyType.FAILURE, "warning": apprise.NotifyType.WARNING}.get(
+        severity, apprise.NotifyType.INFO)
+    if not notifier.notify(title=subject, body=text, notify_type=kind):
+        raise DeliveryError("Apprise could not deliver (the service refused or did not answer)")
+
+
 def send(delivery: NotificationDelivery) -> int | None:
     channel = delivery.channel
+    if channel.kind == NotificationChannel.Kind.APPRISE:
+        send_apprise(channel.apprise_url(), delivery.subject, delivery.payload.get("text", ""),
+                     delivery.payload.get("severity", "warning"))
+        return None
     if channel.kind == NotificationChannel.Kind.WEBHOOK:
         return send_webhook(channel.target, delivery.payload, channel.signing_secret())
     send_email(channel.target, delivery.subject, delivery.payload.get("text", ""))
