@@ -101,10 +101,10 @@ def enable_monitors(cur) -> list[str]:
 
 def _set_global(cur, name: str, value: str) -> None:
     # Names come from our own constants; values are quoted by the driver.
-    cur.execute(f"SET GLOBAL {name} = %s", (_typed(value),))
+    cur.execute(f"SET GLOBAL {name} = %s", (typed_value(value),))
 
 
-def _typed(value: str):
+def typed_value(value: str):
     # Numeric variables reject quoted strings (error 1232): pass numbers as numbers.
     for kind in (int, float):
         try:

@@ -206,7 +206,7 @@ class Recorder:
 
     def set_global(self, name: str, value: str) -> None:
         started = now()
-        self.cur.execute(f"SET GLOBAL {name} = %s", (_typed(value),))
+        self.cur.execute(f"SET GLOBAL {name} = %s", (_demo().typed_value(value),))
         self.log(f"SET GLOBAL {name} = {value}", started=started.isoformat(),
                  took_s=round((now() - started).total_seconds(), 3))
 
@@ -249,10 +249,10 @@ class Recorder:
         self.cur.execute("SET GLOBAL innodb_adaptive_flushing = ON")
         self.cur.execute("SET GLOBAL innodb_io_capacity = 2000")
         deadline = time.monotonic() + timeout_s
-        while (age := checkpoint_age(self.cur)) > below and time.monotonic() < deadline:
+        while (age := _demo().checkpoint_age(self.cur)) > below and time.monotonic() < deadline:
             time.sleep(1)
         for name in ("innodb_io_capacity", "innodb_adaptive_flushing"):
-            self.cur.execute(f"SET GLOBAL {name} = %s", (_typed(self.s.settings.get(name, self.original[name])),))
+            self.cur.execute(f"SET GLOBAL {name} = %s", (_demo().typed_value(self.s.settings.get(name, self.original[name])),))
         self.log(f"redo log drained: checkpoint age {age / MB:.1f} MB")
 
     def start_load(self, load: Load, remaining_s: float) -> None:
@@ -403,24 +403,20 @@ def _capture_module():
     return capture
 
 
+def _demo():
+    """dashboard.demo's MariaDB helpers (typed SET GLOBAL values, the checkpoint age), after setup."""
+    _capture_module()
+    from dashboard import demo
+
+    return demo
+
+
 def sysbench(test: str, threads: int, command: str, *extra: str) -> list[str]:
     return [shutil.which("sysbench") or "/usr/bin/sysbench", test, "--db-driver=mysql", "--mysql-host=127.0.0.1",
             "--mysql-port=3306", "--mysql-user=root", f"--mysql-db={DB}", f"--tables={TABLES}",
             f"--table-size={TABLE_SIZE}", f"--threads={threads}", *extra, command]
 
 
-def checkpoint_age(cur) -> int:
-    cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_checkpoint_age'")
-    return int(cur.fetchone()[1])
-
-
-def _typed(value: str):
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
 
 
 # ---- summary -------------------------------------------------------------------------------------
