@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from alerting.models import AlertRule, NotificationChannel, NotificationDelivery
-from timeseries.models import ReadViewHolder
+from timeseries.models import ReadViewHolder, SemaphoreWaitSample
 
 _RANK = {AlertRule.Severity.INFO: 0, AlertRule.Severity.WARNING: 1, AlertRule.Severity.CRITICAL: 2}
 MAX_RETRIES = 6
@@ -37,11 +37,37 @@ class DeliveryError(Exception):
         self.response_code = response_code
 
 
-def _line(notice) -> str:
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+def _line(notice, now=None) -> str:
     rule, value = notice.rule, notice.state.last_value
     shown = "n/a" if value is None else f"{value:,.1f}"
-    return (f"[{notice.kind.upper()}] {rule.name} ({rule.severity}): {rule.metric} = {shown} "
+    line = (f"[{notice.kind.upper()}] {rule.name} ({rule.severity}): {rule.metric} = {shown} "
             f"({rule.op} {rule.threshold:g})")
+    since = getattr(notice.state, "firing_since", None)
+    if notice.kind == "resolved" and since and now is not None:
+        line += f", lasted {_duration(now.timestamp() - since)}"
+    return line
+
+
+LATCH_METRICS = ("semaphore_longest_wait_s", "semaphore_waits")
+
+
+def latch_cause(server, now) -> dict | None:
+    """The longest latch wait at the server's latest poll, named by where the latch was created."""
+    recent = now - dt.timedelta(seconds=3 * max(server.poll_interval_s, 1) + 5)
+    wait = (SemaphoreWaitSample.objects.filter(server=server, ts__gte=recent, ts__lte=now)
+            .order_by("-ts", "-seconds").first())
+    if wait is None:
+        return None
+    text = (f"longest latch wait: thread {wait.thread_id} waited {wait.seconds:.0f} s at {wait.file}:{wait.line}"
+            f" on {wait.latch or 'a latch'} created at {wait.created_file or '?'}:{wait.created_line or '?'}")
+    return {"text": text, "thread_id": wait.thread_id, "seconds": wait.seconds, "waited_at": f"{wait.file}:{wait.line}",
+            "created_at": f"{wait.created_file}:{wait.created_line}", "latch": wait.latch or None}
 
 
 HLL_METRICS = ("history_list_length", "hll_growth_per_h", "hll_minutes_to_high")
@@ -69,8 +95,10 @@ def build_message(server, notices, now) -> tuple[str, str, dict]:
     kind = kinds[0] if len(kinds) == 1 else "mixed"
     worst = max((n.rule.severity for n in notices), key=lambda s: _RANK[s])
     subject = f"[innowatch {kind.upper()}] {server.name}: " + ", ".join(n.rule.name for n in notices)
-    lines = [f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n) for n in notices]
+    lines = [f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n, now) for n in notices]
     cause = purge_cause(server, now) if any(n.rule.metric in HLL_METRICS for n in notices) else None
+    if cause is None and any(n.rule.metric in LATCH_METRICS for n in notices):
+        cause = latch_cause(server, now)
     if cause is not None:
         lines.append("likely cause: " + cause["text"])
     text = "\n".join(lines)

@@ -99,3 +99,28 @@ def test_the_channel_form_refuses_a_non_http_webhook_with_a_message(admin_client
         "send_resolved": "on", "enabled": "on"})
     assert response.status_code == 200
     assert "A webhook needs an http:// or https:// URL with a host." in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_resolved_notice_says_how_long_it_lasted_and_a_latch_alert_names_the_latch():
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from alerting.models import AlertRule
+    from alerting.notify import build_message
+    from timeseries.models import SemaphoreWaitSample
+    from timeseries.partitions import ensure_partitions_for
+
+    server = make_server()
+    now = dt.datetime(2026, 11, 24, 12, 0, tzinfo=dt.UTC)
+    ensure_partitions_for({now}, tables=["dashboard_semaphorewaitsample"])
+    SemaphoreWaitSample.objects.create(server=server, ts=now - dt.timedelta(seconds=5), seq=0, thread_id=77,
+                                       file="buf0flu.cc", line=1234, seconds=71.0, latch="RW-latch",
+                                       created_file="dict0dict.cc", created_line=1627)
+    rule = AlertRule(name="semaphore-wait-long", metric="semaphore_longest_wait_s", op=">", threshold=60,
+                     severity="critical")
+    state = SimpleNamespace(last_value=12.0, firing_since=(now - dt.timedelta(minutes=4, seconds=12)).timestamp())
+    _, text, payload = build_message(server, [SimpleNamespace(rule=rule, kind="resolved", state=state, event=None)],
+                                     now)
+    assert "lasted 4 min 12 s" in text
+    assert "created at dict0dict.cc:1627" in payload["cause"]["text"] and payload["cause"]["thread_id"] == 77
