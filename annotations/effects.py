@@ -7,6 +7,7 @@ are summed over the server's devices per sample time (pt-diskstats `--group-by s
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import re
 from collections import defaultdict
@@ -209,15 +210,19 @@ def the_change(server: Server, at: dt.datetime) -> tuple[str | None, str | None,
 
 
 def _context(server: Server, at: dt.datetime) -> dict[str, float]:
-    sample = InnodbSample.objects.filter(server=server, ts__lte=at).order_by("-ts").first()
-    limits = server_limits(server, sample)
+    """The server as it was just before the change: its thresholds come from the variables then in
+    force and the last sample before the poll that saw the change (a redo log resize moves them)."""
+    sample = InnodbSample.objects.filter(server=server, ts__lt=at).order_by("-ts").first()
+    before = copy.copy(server)
+    before.variables = variables_at(server, at - dt.timedelta(microseconds=1))
+    limits = server_limits(before, sample)
     context = {}
     if limits.async_bytes:
         context["async_point_bytes"] = float(limits.async_bytes)
     if sample is not None and sample.pages_total:
         context["buffer_pool_pages"] = float(sample.pages_total)
-    try:  # the budget in force at the change, not the server's current one
-        context["io_capacity"] = float(variables_at(server, at - dt.timedelta(microseconds=1))["innodb_io_capacity"])
+    try:
+        context["io_capacity"] = float(before.variables["innodb_io_capacity"])
     except (KeyError, ValueError):
         pass
     return context
