@@ -14,6 +14,8 @@ Reversible: the reverse rebuilds the 0007 layout (all bigint, original order), w
 
 from django.db import migrations, models
 
+from timeseries.migration_ops import rebuild_partitioned, table_columns, widest_first
+
 TABLE = "dashboard_innodbsample"
 
 NARROWED = (
@@ -38,23 +40,13 @@ LAYOUT_0007 = (
     "status_checkpoint_age", "status_checkpoint_max_age", "flush_adaptive_pages", "flush_background_pages",
     "flush_lru_pages", "flush_sync_pages", "flush_sync_waits", "server_id",
 )
-_WIDTH = {"bigint": 8, "double precision": 8, "timestamp with time zone": 8, "integer": 4, "smallint": 2,
-          "boolean": 1}
-
-
 def _columns(cur, table):
-    """[(name, type, not_null)] of `table`, in column order."""
-    cur.execute(
-        "SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute "
-        "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum", [table])
-    return cur.fetchall()
+    return table_columns(cur, table)
 
 
 def _compact(columns):
     """Key first (server_id, ts), then by width, widest first; stable within a width."""
-    columns = [(n, "integer" if n in NARROWED else t, nn) for n, t, nn in columns]
-    key = {"server_id": 0, "ts": 1}
-    return sorted(columns, key=lambda c: (c[0] not in key, key.get(c[0], 0), -_WIDTH[c[1]]))
+    return widest_first([(n, "integer" if n in NARROWED else t, nn) for n, t, nn in columns])
 
 
 def _original(columns):
@@ -77,45 +69,9 @@ def _check_fits(cur, columns):
 
 def _rebuild(apps, schema_editor, layout):
     cur = schema_editor.connection.cursor()
-    old_columns = _columns(cur, TABLE)
-    new_columns = layout(old_columns)
-    assert sorted(c[0] for c in new_columns) == sorted(c[0] for c in old_columns), "unexpected columns"
+    old_columns = table_columns(cur, TABLE)
     _check_fits(cur, old_columns)
-    cur.execute(
-        "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i "
-        "JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = %s::regclass ORDER BY c.relname", [TABLE])
-    parts = cur.fetchall()
-    cur.execute("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
-                "WHERE conrelid = %s::regclass AND contype = 'f'", [TABLE])
-    foreign_keys = cur.fetchall()
-
-    # 1. Move the old table, its partitions and their index names aside.
-    old = f"{TABLE}_old0008"
-    cur.execute(f'ALTER TABLE "{TABLE}" RENAME TO "{old}"')
-    cur.execute(f'ALTER INDEX "{TABLE}_pkey" RENAME TO "{old}_pkey"')
-    for name, _ in foreign_keys:
-        cur.execute(f'ALTER TABLE "{old}" DROP CONSTRAINT "{name}"')  # re-added below under its name
-    for name, _ in parts:
-        cur.execute(f'ALTER TABLE "{name}" RENAME TO "{name}_old"')
-        cur.execute("SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = %s::regclass", [f"{name}_old"])
-        for (index,) in cur.fetchall():
-            cur.execute(f'ALTER INDEX {index} RENAME TO "{index.strip(chr(34))}_old"')
-
-    # 2. The new parent, same constraints, same partitions; copy each partition's rows.
-    ddl = ", ".join(f'"{n}" {t}{" NOT NULL" if nn else ""}' for n, t, nn in new_columns)
-    cur.execute(f'CREATE TABLE "{TABLE}" ({ddl}, CONSTRAINT "{TABLE}_pkey" PRIMARY KEY (server_id, ts)) '
-                "PARTITION BY RANGE (ts)")
-    names = ", ".join(f'"{n}"' for n, _, _ in new_columns)
-    for name, bound in parts:
-        cur.execute(f'CREATE TABLE "{name}" PARTITION OF "{TABLE}" {bound}')
-        cur.execute(f'INSERT INTO "{name}" ({names}) SELECT {names} FROM "{name}_old"')
-    # After the copy: one validation per partition instead of a deferred check per row.
-    for name, fk in foreign_keys:
-        cur.execute(f'ALTER TABLE "{TABLE}" ADD CONSTRAINT "{name}" {fk}')
-
-    # 3. Drop the old table (and its partitions) and give the planner fresh statistics.
-    cur.execute(f'DROP TABLE "{old}"')
-    cur.execute(f'ANALYZE "{TABLE}"')
+    rebuild_partitioned(cur, TABLE, layout(old_columns), "old0008")
 
 
 def compact(apps, schema_editor):

@@ -85,7 +85,8 @@ def store_history(server, *, n=720, step_s=5.0, level=0.6, wave=0.35):
             modified_age_bytes=int(age * 0.97), status_checkpoint_max_age=MAX_AGE,
             history_list_length=1000 + 5 * i, pages_dirty=4000 + int(3000 * phase), pages_data=60000, pages_free=5536,
             pages_total=65536, innodb_buffer_pool_pages_flushed=flushed, flush_adaptive_pages=flushed // 3,
-            flush_background_pages=flushed // 10, com_commit=commits, trx_active=4 + int(4 * phase), lock_waits=int(phase > 0.9),
+            flush_background_pages=flushed // 10, com_commit=commits, trx_id_counter=2 * commits,
+            trx_active=4 + int(4 * phase), lock_waits=int(phase > 0.9),
             trx_oldest_active_s=int(20 * phase), semaphore_waits=1 if phase > 0.9 else 0,
             semaphore_longest_wait_s=2.0 if phase > 0.9 else 0.0))
     InnodbSample.objects.bulk_create(rows)
