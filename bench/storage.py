@@ -7,7 +7,8 @@ import time
 
 from django.db import connection, transaction
 
-from dashboard import history, ingest, partitions
+from dashboard import history
+from timeseries import ingest, partitions
 from servers.models import Server
 from timeseries.models import InnodbSample
 
