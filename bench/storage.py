@@ -8,8 +8,8 @@ import time
 from django.db import connection, transaction
 
 from dashboard import history
-from timeseries import ingest, partitions
 from servers.models import Server
+from timeseries import ingest, partitions
 from timeseries.models import InnodbSample
 
 TABLE = InnodbSample._meta.db_table
