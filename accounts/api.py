@@ -3,11 +3,9 @@ can use (NUL characters) refused at the door, and a per-user request rate."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from accounts.api_params import BadRequest
@@ -56,10 +54,3 @@ class RefuseNul:
         if problem:
             raise BadRequest(problem)
         super().initial(request, *args, **kwargs)
-
-
-class UserThrottle(UserRateThrottle):
-    """`INNOWATCH_API_RATE` requests per user (e.g. 6000/min), counted per web process."""
-
-    def get_rate(self) -> str | None:
-        return settings.INNOWATCH_API_RATE or None

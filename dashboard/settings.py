@@ -216,7 +216,7 @@ REST_FRAMEWORK = {
         "accounts.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.IsViewer"],
-    "DEFAULT_THROTTLE_CLASSES": ["accounts.api.UserThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttling.UserThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "accounts.api.exception_handler",
