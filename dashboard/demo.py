@@ -240,9 +240,14 @@ def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval
 
 
 def alert_lines(server: Server, since: dt.datetime) -> list[str]:
+    """Alerts that fired or resolved: what pages a DBA. Pending states that never fired are only counted."""
     events = AlertEvent.objects.filter(server=server, ts__gte=since).select_related("rule").order_by("ts")
     lines = [f"[alert] {e.ts:%H:%M:%S} {e.rule.name} {e.state}"
-             + (f" (value {e.value:.1f})" if e.value is not None else "") for e in events]
+             + (f" (value {e.value:.1f})" if e.value is not None else "")
+             for e in events if e.state in ("firing", "resolved")]
+    pending = sum(1 for e in events if e.state == "pending")
+    if pending:
+        lines.append(f"[alert] {pending} pending state(s) that ended without firing")
     return lines or ["[alert] no alert fired"]
 
 
