@@ -88,6 +88,15 @@ def purge_cause(server, now) -> dict | None:
             "seen_at": holder.ts.isoformat()}
 
 
+def cause_for(server, metric: str, now) -> dict | None:
+    """The likely cause the dashboard knows for an alert on `metric`, or None."""
+    if metric in HLL_METRICS:
+        return purge_cause(server, now)
+    if metric in LATCH_METRICS:
+        return latch_cause(server, now)
+    return None
+
+
 def build_message(server, notices, now) -> tuple[str, str, dict]:
     """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group. A
     history-list alert names the likely cause the dashboard knows: the oldest read view's holder."""
@@ -96,9 +105,7 @@ def build_message(server, notices, now) -> tuple[str, str, dict]:
     worst = max((n.rule.severity for n in notices), key=lambda s: _RANK[s])
     subject = f"[innowatch {kind.upper()}] {server.name}: " + ", ".join(n.rule.name for n in notices)
     lines = [f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n, now) for n in notices]
-    cause = purge_cause(server, now) if any(n.rule.metric in HLL_METRICS for n in notices) else None
-    if cause is None and any(n.rule.metric in LATCH_METRICS for n in notices):
-        cause = latch_cause(server, now)
+    cause = next((c for c in (cause_for(server, n.rule.metric, now) for n in notices) if c), None)
     if cause is not None:
         lines.append("likely cause: " + cause["text"])
     text = "\n".join(lines)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from accounts.roles import OPERATOR, can_operate, require_role
 from alerting import evaluation as alerting
 from alerting.models import AlertEvent, AlertRule, AlertState, Silence
+from alerting.notify import cause_for
 from servers.models import Server
 
 
@@ -32,8 +33,11 @@ class SilenceForm(forms.ModelForm):
 
 @login_required
 def firing(request):
-    rows = AlertState.objects.select_related("rule", "server", "acknowledged_by").exclude(
-        state=AlertState.State.INACTIVE).order_by("-state", "server__name", "rule__name")
+    rows = list(AlertState.objects.select_related("rule", "server", "acknowledged_by").exclude(
+        state=AlertState.State.INACTIVE).order_by("-state", "server__name", "rule__name"))
+    now = timezone.now()
+    for row in rows:  # what the notification named: the oldest-view holder, the longest latch wait
+        row.cause = cause_for(row.server, row.rule.metric, now)
     return render(request, "dashboard/alerts.html", {"rows": rows, "can_operate": can_operate(request.user)})
 
 

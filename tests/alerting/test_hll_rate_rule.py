@@ -60,3 +60,22 @@ def test_a_history_list_alert_names_the_oldest_view_holder_and_others_do_not():
     assert (payload["cause"]["thread_id"], payload["cause"]["user"]) == (1539, "reporting")
     _, text, payload = build_message(server, [notice(age_rule)], now)
     assert "cause" not in payload and "read view" not in text
+
+
+@pytest.mark.django_db
+def test_the_alert_page_names_the_oldest_view_holder_escaped(admin_client):
+    from django.utils import timezone
+
+    from alerting.models import AlertState
+    from tests.alerting.alert_scenario import make_server
+    from timeseries.models import ReadViewHolder
+
+    install_builtin_rules()
+    server = make_server()
+    rule = AlertRule.objects.get(name="hll-high-within-the-hour")
+    AlertState.objects.create(rule=rule, server=server, state="firing", last_value=14.0)
+    ReadViewHolder.objects.create(server=server, ts=timezone.now(), rank=0, thread_id=4242, user="app<b>",
+                                  host="10.0.0.5", age_s=8000, statement="SELECT <script>1</script>")
+    page = admin_client.get("/alerts/").content.decode()
+    assert "likely cause: oldest read view: thread 4242 app&lt;b&gt;@10.0.0.5, open 8000 s" in page
+    assert "<script>1</script>" not in page
