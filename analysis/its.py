@@ -34,10 +34,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import statsmodels.api as sm
-from scipy import stats
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy, scipy and statsmodels (~150 MB with pandas) load on the first report, not with every
+# process that imports the views: the Celery worker runs Django's URL checks at start.
 
 MIN_POINTS = 6
 MIN_TREND_R2 = 0.5
@@ -65,7 +68,7 @@ def newey_west_lags(n: int) -> int:
     return max(1, int(4 * (n / 100.0) ** (2.0 / 9.0)))
 
 
-def hac_lags(residuals: np.ndarray) -> int:
+def hac_lags(residuals: "np.ndarray") -> int:
     n = len(residuals)
     centred = residuals - residuals.mean()
     den = float(centred @ centred)
@@ -76,13 +79,17 @@ def hac_lags(residuals: np.ndarray) -> int:
     return int(min(max(newey_west_lags(n), andrews), max(1, n // 2)))
 
 
-def _hac(y: np.ndarray, x: np.ndarray):
+def _hac(y: "np.ndarray", x: "np.ndarray"):
+    import statsmodels.api as sm
+
     model = sm.OLS(y, x)
     lags = hac_lags(model.fit().resid)
     return model.fit(cov_type="HAC", cov_kwds={"maxlags": lags})
 
 
-def _mean_and_se(values: np.ndarray) -> tuple[float, float]:
+def _mean_and_se(values: "np.ndarray") -> tuple[float, float]:
+    import numpy as np
+
     if np.ptp(values) == 0:
         return float(values[0]), 0.0
     fit = _hac(values, np.ones((len(values), 1)))
@@ -105,6 +112,10 @@ def interrupted_time_series(
     ``MIN_POINTS`` points."""
     if len(before) < MIN_POINTS or len(after) < MIN_POINTS:
         return None
+    import numpy as np
+    import statsmodels.api as sm
+    from scipy import stats
+
     tb = np.array([t - change_at for t, _ in before], dtype=float)
     yb = np.array([v for _, v in before], dtype=float)
     ta = np.array([t - change_at for t, _ in after], dtype=float)
