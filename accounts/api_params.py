@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.http import JsonResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -20,10 +19,6 @@ LATEST = dt.datetime(2200, 1, 1, tzinfo=dt.UTC)
 
 class BadRequest(Exception):
     pass
-
-
-def bad_request(message: str) -> JsonResponse:
-    return JsonResponse({"error": message}, status=400)
 
 
 def parse_time(value: str | None, name: str, default: dt.datetime | None) -> dt.datetime | None:
@@ -76,12 +71,6 @@ class TimeRangeQuery(serializers.Serializer):
         if end - start > MAX_RANGE:
             raise BadRequest(f"range too long: at most {MAX_RANGE.days} days")
         return {**attrs, "start": start, "end": end}
-
-
-def parse_range(params) -> tuple[dt.datetime, dt.datetime]:
-    query = TimeRangeQuery(data=params)
-    query.is_valid(raise_exception=True)
-    return query.validated_data["start"], query.validated_data["end"]
 
 
 def validated(serializer_class, params) -> dict:

@@ -59,8 +59,7 @@ LATCH_METRICS = ("semaphore_longest_wait_s", "semaphore_waits")
 
 def latch_cause(server, now) -> dict | None:
     """The longest latch wait at the server's latest poll, named by where the latch was created."""
-    recent = now - dt.timedelta(seconds=3 * max(server.poll_interval_s, 1) + 5)
-    wait = (SemaphoreWaitSample.objects.filter(server=server, ts__gte=recent, ts__lte=now)
+    wait = (SemaphoreWaitSample.objects.filter(server=server, ts__gte=_latest_polls_since(server, now), ts__lte=now)
             .order_by("-ts", "-seconds").first())
     if wait is None:
         return None
@@ -73,10 +72,15 @@ def latch_cause(server, now) -> dict | None:
 HLL_METRICS = ("history_list_length", "hll_growth_per_h", "hll_minutes_to_high")
 
 
+def _latest_polls_since(server, now) -> dt.datetime:
+    """The start of "the server's latest polls": three intervals and a little slack back."""
+    return now - dt.timedelta(seconds=3 * max(server.poll_interval_s, 1) + 5)
+
+
 def purge_cause(server, now) -> dict | None:
     """The oldest read view's holder at the server's latest polls: who holds purge back."""
-    recent = now - dt.timedelta(seconds=3 * max(server.poll_interval_s, 1) + 5)
-    holder = (ReadViewHolder.objects.filter(server=server, ts__gte=recent, ts__lte=now, rank=0)
+    holder = (ReadViewHolder.objects.filter(server=server, ts__gte=_latest_polls_since(server, now), ts__lte=now,
+                                            rank=0)
               .order_by("-ts").first())
     if holder is None:
         return None

@@ -86,8 +86,6 @@ def metric_label(name: str) -> str:
     return _LABELS.get(name, name.replace("_", " "))
 
 
-_label = metric_label
-
 
 def display_value(name: str, value: float | None, scale: float | None = None) -> str:
     """A value in its metric's units for people: 35.0 MB, 213 pages/s, 7,120 entries."""
@@ -102,7 +100,7 @@ def _with_unit(name: str, value: float | None, scale: float) -> str:
 def _move_words(name: str, m: MetricChange) -> str:
     scale = max(abs(m.before.mean or 0.0), abs(m.after.mean or 0.0), abs(m.expected or 0.0))
     pct = f" {abs(m.change_pct):.0f} %" if m.change_pct is not None else ""
-    words = (f"{_label(name)} {_direction((m.after.mean or 0.0) - (m.before.mean or 0.0))}{pct} "
+    words = (f"{metric_label(name)} {_direction((m.after.mean or 0.0) - (m.before.mean or 0.0))}{pct} "
              f"({_with_unit(name, m.before.mean, scale)} → {_with_unit(name, m.after.mean, scale)}")
     if m.expected is not None and m.trend_per_h is not None:
         words += f"; the before trend predicted {_with_unit(name, m.expected, scale)}"
@@ -124,7 +122,7 @@ def summary(report: Report, variable: str | None, load_moved: str) -> str:
             f"{_move_words(n, metrics[n])}: {metrics[n].reason}" for n in others))
     if load_moved:
         parts.append(f"The workload changed ({load_moved}); compare normalised figures such as "
-                     f"{_label(NORMALISED_METRIC)}")
+                     f"{metric_label(NORMALISED_METRIC)}")
     if variable:
         engaged = report.mechanism["engaged"]
         state = {True: "engaged", False: "did not engage", None: "unknown"}[engaged]

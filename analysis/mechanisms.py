@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from analysis.trend import slope_per_s
+
 Series = Sequence[tuple[float, float | None]]
 Windows = Mapping[str, Series]
 Evidence = Callable[[Windows, Windows, "str | None", "str | None", Mapping[str, float]], tuple["bool | None", str]]
@@ -32,13 +34,8 @@ def _mean(series: Series | None) -> float | None:
 
 def _slope_per_h(series: Series | None) -> float | None:
     points = [(t, v) for t, v in series or () if v is not None]
-    if len(points) < 3:
-        return None
-    n = len(points)
-    mt = sum(t for t, _ in points) / n
-    mv = sum(v for _, v in points) / n
-    den = sum((t - mt) ** 2 for t, _ in points)
-    return None if den == 0 else 3600.0 * sum((t - mt) * (v - mv) for t, v in points) / den
+    slope = slope_per_s(points) if len(points) >= 3 else None
+    return None if slope is None else 3600.0 * slope
 
 
 def _on(value: str | None) -> bool:

@@ -30,6 +30,7 @@ from django.conf import settings
 
 from alerting import evaluation as alerting
 from alerting.models import AlertEvent, AlertState
+from analysis import checkpoint
 from analysis.effect import display_value, metric_label
 from annotations import effects
 from annotations.models import Annotation
@@ -81,12 +82,15 @@ def schedule(phase_s: float) -> list[Step]:
             Step(phase_s, "innodb_io_capacity", "400")]
 
 
-def age_pct_of_async(cur) -> float | None:
+def age_pct_of_async(cur, server: Server) -> float | None:
     cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_checkpoint_age', 'Innodb_checkpoint_max_age')")
     status = {k: int(v) for k, v in cur.fetchall()}
-    # MariaDB states its max checkpoint age; the async point is 7/8 of it (DESIGN §2).
-    async_point = status.get("Innodb_checkpoint_max_age", 0) * 7 / 8
-    return 100.0 * status.get("Innodb_checkpoint_age", 0) / async_point if async_point else None
+    # MariaDB states its max checkpoint age; the thresholds follow from it (analysis.checkpoint).
+    limits = checkpoint.checkpoint_thresholds(server.flavor, server.version, None,
+                                              status_checkpoint_max_age=status.get("Innodb_checkpoint_max_age"))
+    if limits is None or not limits.async_bytes:
+        return None
+    return 100.0 * status.get("Innodb_checkpoint_age", 0) / limits.async_bytes
 
 
 def enable_monitors(cur) -> list[str]:
@@ -221,7 +225,7 @@ def run_schedule(server: Server, cur, steps: list[Step], tail_s: float, interval
             step = pending[0]
             armed = tick - step_started >= step.not_before_s
             fired = armed and step.on_alert and alert_firing(server, step.on_alert, since)
-            share = age_pct_of_async(cur) if step.at_pct_of_async else None
+            share = age_pct_of_async(cur, server) if step.at_pct_of_async else None
             high = armed and share is not None and share >= step.at_pct_of_async
             if fired or high or tick - step_started >= step.after_s:
                 pending.pop(0)

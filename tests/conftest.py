@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import threading
 import time
 from pathlib import Path
@@ -177,3 +178,10 @@ def login(page, live_server_url: str, username: str = "admin", password: str = "
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
     page.wait_for_load_state("networkidle")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on (for a local server a test starts, or a dead one)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

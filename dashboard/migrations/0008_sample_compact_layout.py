@@ -40,10 +40,6 @@ LAYOUT_0007 = (
     "status_checkpoint_age", "status_checkpoint_max_age", "flush_adaptive_pages", "flush_background_pages",
     "flush_lru_pages", "flush_sync_pages", "flush_sync_waits", "server_id",
 )
-def _columns(cur, table):
-    return table_columns(cur, table)
-
-
 def _compact(columns):
     """Key first (server_id, ts), then by width, widest first; stable within a width."""
     return widest_first([(n, "integer" if n in NARROWED else t, nn) for n, t, nn in columns])

@@ -17,17 +17,20 @@ from tests.conftest import wait_for
 
 
 class Receiver:
-    """A local webhook endpoint; answers the queued status codes, then 200."""
+    """A local webhook endpoint; answers the queued status codes, then 200. Keeps each request's
+    headers and raw body (`requests`, for signature checks) and the parsed JSON (`bodies`)."""
 
     def __init__(self, statuses=()):
         self.bodies: list[dict] = []
+        self.requests: list[tuple[dict, bytes]] = []
         self.statuses = list(statuses)
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                receiver.bodies.append(json.loads(self.rfile.read(length)))
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.requests.append((dict(self.headers), body))
+                receiver.bodies.append(json.loads(body))
                 self.send_response(receiver.statuses.pop(0) if receiver.statuses else 200)
                 self.end_headers()
 
@@ -35,7 +38,8 @@ class Receiver:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/hook"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self):

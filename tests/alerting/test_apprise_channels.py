@@ -4,38 +4,16 @@ a receiver that is down is retried and the delivery log says so; the URL is stor
 
 from __future__ import annotations
 
-import json
-import socket
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 from aiosmtpd.controller import Controller
 
 from alerting.models import NotificationChannel, NotificationDelivery
 from alerting.notify import send
 from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store, tick
+from tests.alerting.test_alerting_delivery import Receiver
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.django_db
-
-
-class JsonReceiver:
-    def __init__(self):
-        self.bodies: list[dict] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                receiver.bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
 
 class Mailbox:
@@ -45,12 +23,6 @@ class Mailbox:
     async def handle_DATA(self, server, session, envelope):
         self.messages.append(envelope.content.decode("utf-8", errors="replace"))
         return "250 OK"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _channel(url: str) -> NotificationChannel:
@@ -69,7 +41,7 @@ def _fire() -> NotificationDelivery:
 
 
 def test_apprise_json_reaches_a_local_http_receiver():
-    receiver = JsonReceiver()
+    receiver = Receiver()
     try:
         channel = _channel(f"json://127.0.0.1:{receiver.port}/hook")
         assert "127.0.0.1" not in channel.apprise_url_encrypted  # encrypted at rest
@@ -77,12 +49,11 @@ def test_apprise_json_reaches_a_local_http_receiver():
         assert receiver.bodies and receiver.bodies[0]["title"].startswith("[innowatch FIRING] alert-db: ckpt")
         assert "checkpoint_age_pct_of_async" in receiver.bodies[0]["message"]
     finally:
-        receiver.httpd.shutdown()
-        receiver.httpd.server_close()
+        receiver.close()
 
 
 def test_apprise_mailto_reaches_a_local_smtp_server():
-    mailbox, port = Mailbox(), _free_port()
+    mailbox, port = Mailbox(), free_port()
     controller = Controller(mailbox, hostname="127.0.0.1", port=port)
     controller.start()
     try:
@@ -97,7 +68,7 @@ def test_a_receiver_that_is_down_is_retried_and_logged(settings):
     from alerting.notify import deliver_notification
 
     settings.INNOWATCH_NOTIFY_RETRY_BASE_S = 0
-    _channel(f"json://127.0.0.1:{_free_port()}/nobody-listens")
+    _channel(f"json://127.0.0.1:{free_port()}/nobody-listens")
     delivery = _fire()
     deliver_notification.apply(args=[delivery.pk])  # runs with its retries, eagerly, here
     delivery.refresh_from_db()

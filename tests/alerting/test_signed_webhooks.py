@@ -6,48 +6,28 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from alerting.notify import DeliveryError, send_webhook
 from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store, tick
+from tests.alerting.test_alerting_delivery import Receiver
 
 SECRET = "s3cret-shared-with-the-receiver"
 
 
-class SigningReceiver:
-    def __init__(self):
-        self.requests: list[tuple[dict, bytes]] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                receiver.requests.append((dict(self.headers), body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/alertmanager"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def verify(self, headers: dict, body: bytes) -> bool:
-        timestamp, sent = headers["X-Innowatch-Timestamp"], headers["X-Innowatch-Signature"]
-        mine = "sha256=" + hmac.new(SECRET.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
-        return hmac.compare_digest(mine, sent)
+def verify(headers: dict, body: bytes) -> bool:
+    """What a receiver does with the channel's secret: recompute the signature and compare."""
+    timestamp, sent = headers["X-Innowatch-Timestamp"], headers["X-Innowatch-Signature"]
+    mine = "sha256=" + hmac.new(SECRET.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(mine, sent)
 
 
 @pytest.fixture
 def receiver():
-    r = SigningReceiver()
+    r = Receiver()
     yield r
-    r.httpd.shutdown()
-    r.httpd.server_close()
+    r.close()
 
 
 @pytest.mark.django_db
@@ -67,7 +47,7 @@ def test_a_firing_alert_arrives_signed_and_in_alertmanager_s_shape(receiver, set
     delivery = NotificationDelivery.objects.get(channel=channel)
     send(delivery)
     headers, body = receiver.requests[-1]
-    assert receiver.verify(headers, body)
+    assert verify(headers, body)
     message = json.loads(body)
     assert message["version"] == "4" and message["status"] == "firing" and message["receiver"] == "innowatch"
     alert = message["alerts"][0]
@@ -82,8 +62,8 @@ def test_a_firing_alert_arrives_signed_and_in_alertmanager_s_shape(receiver, set
 def test_a_tampered_body_fails_the_check(receiver):
     send_webhook(receiver.url, {"text": "hello"}, SECRET)
     headers, body = receiver.requests[-1]
-    assert receiver.verify(headers, body)
-    assert not receiver.verify(headers, body.replace(b"hello", b"hellO"))
+    assert verify(headers, body)
+    assert not verify(headers, body.replace(b"hello", b"hellO"))
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "gopher://127.0.0.1/x", "ftp://127.0.0.1/"])

@@ -1,10 +1,10 @@
-"""Issues 7 and 8, "done when", on a real capture of the local MariaDB 10.11 (see
-tests/fixtures/captures/PROVENANCE.md): sysbench oltp_write_only at a steady rate, adaptive flushing
-OFF, then switched ON mid-run.
+"""Tuning-change reports and the checkpoint-age alert on a real capture of the local MariaDB 10.11
+(see tests/fixtures/captures/PROVENANCE.md): sysbench oltp_write_only at a steady rate, adaptive
+flushing OFF, then switched ON mid-run.
 
-Issue 7: the detected `innodb_adaptive_flushing: OFF → ON` annotation's effect report moves the
+The effect report: the detected `innodb_adaptive_flushing: OFF → ON` annotation's effect report moves the
 same way, by about as much, as the captured SHOW GLOBAL STATUS counters computed here by hand.
-Issue 8: evaluated tick by tick over the imported samples, the checkpoint-age alert fires before the
+The alert: evaluated tick by tick over the imported samples, the checkpoint-age alert fires before the
 max checkpoint age (the stall point on 10.5+) and resolves after the switch, with exactly one
 firing and one resolved webhook."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -13,16 +12,11 @@ import urllib.request
 
 import pytest
 
+from tests.conftest import free_port
 from tests.dashboard.test_prometheus_metrics import sampled  # noqa: F401  (the fixture)
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _query(port: int, expr: str) -> list:
@@ -43,7 +37,7 @@ def test_prometheus_scrapes_the_checkpoint_age_the_api_gives(live_server, api_to
         "    metrics_path: /metrics\n"
         f"    authorization: {{type: Bearer, credentials: {api_token}}}\n"
         f"    static_configs: [{{targets: ['{target}']}}]\n")
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'data'}",
                                 f"--web.listen-address=127.0.0.1:{port}"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
