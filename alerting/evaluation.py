@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import math
+import time
 from dataclasses import dataclass, field
 
 from celery import shared_task
@@ -17,10 +18,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from alerting import health
 from alerting.models import AlertEvent, AlertRule, AlertState, Silence
 from analysis import checkpoint
 from analysis.alert_rules import AlertState as PureState
-from analysis.alert_rules import RuleSpec, Transition, evaluate_series, step
+from analysis.alert_rules import RuleSpec, Transition, evaluate_series, step, worst_value
 from analysis.rates import counter_rates
 from analysis.trend import slope_per_s
 from annotations.models import Annotation
@@ -237,6 +239,9 @@ class Notice:
     rule: AlertRule
     state: AlertState
     event: AlertEvent | None
+    # The incident's times: a resolved state has forgotten them, the notice has not.
+    active_since: float | None = None
+    firing_since: float | None = None
 
 
 def _to_pure(row: AlertState) -> PureState:
@@ -271,18 +276,24 @@ def evaluate_server(server: Server, rules: list[AlertRule], values: dict, now: d
         rows = {s.rule_id: s for s in AlertState.objects.select_for_update().filter(server=server, rule__in=rules)}
         for rule in rules:
             row = rows[rule.pk]
+            was_inactive = row.state == AlertState.State.INACTIVE
+            incident = (row.active_since, row.firing_since)
             new, transition = step(rule_spec(rule), _to_pure(row), now_s, values.get(rule.metric))
             _apply(row, new)
             row.last_value = _finite(values.get(rule.metric))
+            if row.state != AlertState.State.INACTIVE or (transition and transition.state == "resolved"):
+                row.peak_value = worst_value(rule.op, None if was_inactive else row.peak_value, row.last_value)
             event = _record(rule, server, row, transition, muted(rule))
             kind = _notice_kind(row, transition, muted(rule))
             row.save()
             if kind:
-                notices.append(Notice(kind, rule, row, event))
+                if kind == "firing":
+                    incident = (row.active_since, row.firing_since)
+                notices.append(Notice(kind, rule, row, event, *incident))
         if notices:
             from alerting import notify
 
-            notify.queue_group(server, notices, now)
+            notify.queue_group(server, notices, now, values)
     return notices
 
 
@@ -313,9 +324,12 @@ def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
     now = now or timezone.now()
     rules = enabled_rules()
     notices: list[Notice] = []
+    started = time.monotonic()
     # Imported and synthetic servers hold history only: stale by design, backtest them instead.
-    for server in Server.objects.filter(enabled=True, imported=False, synthetic=False):
+    servers = list(Server.objects.filter(enabled=True, imported=False, synthetic=False))
+    for server in servers:
         notices += evaluate_server_now(server, rules, now)
+    health.record_evaluation(time.time(), time.monotonic() - started, len(servers), len(notices))
     return notices
 
 

@@ -66,6 +66,9 @@ class AlertState(models.Model):
     false_since = models.FloatField(null=True)
     last_ts = models.FloatField(null=True)
     last_value = models.FloatField(null=True)
+    # The worst value since the incident went pending (highest, or lowest for "<" rules): the
+    # peak a resolved notice reports.
+    peak_value = models.FloatField(null=True)
     # "firing" once a firing notice went out: a resolved notice only follows a firing one.
     notified = models.CharField(max_length=10, blank=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)

@@ -1,4 +1,5 @@
-"""Notifications: one grouped message per server per evaluation, to email and webhooks.
+"""Notifications: one grouped message per server per evaluation, through Apprise (Slack, PagerDuty,
+Opsgenie, Teams, email, ...) and signed webhooks in Alertmanager's format.
 
 Each message to each channel is a ``NotificationDelivery`` row; ``deliver_notification`` sends
 it and retries with exponential backoff (Celery retry), recording attempts, response code and
@@ -12,6 +13,7 @@ import functools
 import hashlib
 import hmac
 import json
+import math
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -19,7 +21,6 @@ import urllib.request
 import apprise
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
@@ -43,15 +44,40 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
+def _shown(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.1f}"
+
+
 def _line(notice, now=None) -> str:
+    """`[FIRING] ckpt (critical): checkpoint_age_pct_of_async = 92.0 (> 80)`; a resolved one adds
+    how long it lasted and its peak."""
     rule, value = notice.rule, notice.state.last_value
-    shown = "n/a" if value is None else f"{value:,.1f}"
-    line = (f"[{notice.kind.upper()}] {rule.name} ({rule.severity}): {rule.metric} = {shown} "
+    line = (f"[{notice.kind.upper()}] {rule.name} ({rule.severity}): {rule.metric} = {_shown(value)} "
             f"({rule.op} {rule.threshold:g})")
-    since = getattr(notice.state, "firing_since", None)
+    since = getattr(notice, "firing_since", None)
     if notice.kind == "resolved" and since and now is not None:
         line += f", lasted {_duration(now.timestamp() - since)}"
+    peak = getattr(notice.state, "peak_value", None)
+    if notice.kind == "resolved" and peak is not None:
+        line += f", peak {_shown(peak)}"
     return line
+
+
+# Rules about the checkpoint age: their messages say how long until InnoDB stalls writes.
+RUNWAY_METRICS = ("checkpoint_age_pct_of_async", "checkpoint_age_pct_of_sync", "checkpoint_age_bytes",
+                  "runway_minutes")
+
+
+def runway_line(notices, values: dict | None) -> str | None:
+    """"runway: 12 min to the sync point at the current net redo rate" for checkpoint-age alerts."""
+    if not values or not any(n.rule.metric in RUNWAY_METRICS and n.kind == "firing" for n in notices):
+        return None
+    runway = values.get("runway_minutes")
+    if runway is None:
+        return None
+    if not math.isfinite(runway):
+        return "runway: the checkpoint age is not growing (no stall ahead at the current redo rate)"
+    return f"runway: {runway:,.1f} min to the sync point at the current net redo rate"
 
 
 LATCH_METRICS = ("semaphore_longest_wait_s", "semaphore_waits")
@@ -101,28 +127,51 @@ def cause_for(server, metric: str, now) -> dict | None:
     return None
 
 
-def build_message(server, notices, now) -> tuple[str, str, dict]:
-    """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group. A
-    history-list alert names the likely cause the dashboard knows: the oldest read view's holder."""
+def build_message(server, notices, now, values: dict | None = None) -> tuple[str, str, dict]:
+    """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group: each
+    alert's value against its threshold, the runway for checkpoint-age alerts (``values``: the
+    evaluation's figures), the likely cause the dashboard knows (the oldest read view's holder,
+    the longest latch wait) and a link to the server page over the alert's time range."""
     kinds = sorted({n.kind for n in notices})
     kind = kinds[0] if len(kinds) == 1 else "mixed"
     worst = max((n.rule.severity for n in notices), key=lambda s: _RANK[s])
     subject = f"[innowatch {kind.upper()}] {server.name}: " + ", ".join(n.rule.name for n in notices)
     lines = [f"{server.name} — {len(notices)} alert(s), {worst}"] + [_line(n, now) for n in notices]
     cause = next((c for c in (cause_for(server, n.rule.metric, now) for n in notices) if c), None)
+    runway = runway_line(notices, values)
+    if runway is not None:
+        lines.append(runway)
     if cause is not None:
         lines.append("likely cause: " + cause["text"])
-    text = "\n".join(lines)
-    text += f"\n{_server_url(server)}"
-    payload = {"text": text, "server": server.name, "severity": worst, "at": now.isoformat()}
+    link = _incident_url(server, notices, now)
+    text = "\n".join(lines) + f"\n{link}"
+    payload = {"text": text, "server": server.name, "severity": worst, "at": now.isoformat(), "url": link}
     if cause is not None:
         payload["cause"] = cause
+    if values and values.get("runway_minutes") is not None and runway is not None:
+        payload["runway_minutes"] = values["runway_minutes"] if math.isfinite(values["runway_minutes"]) else None
     payload.update(alertmanager_fields(server, notices, kind, now, text))
     return subject[:300], text, payload
 
 
 def _server_url(server) -> str:
     return f"{settings.INNOWATCH_BASE_URL.rstrip('/')}/servers/{server.pk}/"
+
+
+# How much of the charts around an incident the link shows: the build-up before, the aftermath after.
+LINK_BEFORE = dt.timedelta(minutes=30)
+LINK_AFTER = dt.timedelta(minutes=30)
+
+
+def _incident_url(server, notices, now) -> str:
+    """The server page opened on the incident: from a while before the earliest alert of the
+    group became active to a while after now."""
+    starts = [getattr(n, "active_since", None) or getattr(n, "firing_since", None) for n in notices]
+    since = min((s for s in starts if s), default=now.timestamp())
+    start = dt.datetime.fromtimestamp(since, dt.UTC) - LINK_BEFORE
+    query = urllib.parse.urlencode({"start": start.isoformat(timespec="seconds"),
+                                    "end": (now + LINK_AFTER).isoformat(timespec="seconds")})
+    return f"{_server_url(server)}?{query}"
 
 
 def alertmanager_fields(server, notices, kind: str, now, text: str) -> dict:
@@ -135,7 +184,7 @@ def alertmanager_fields(server, notices, kind: str, now, text: str) -> dict:
     for n, mine in zip(notices, _own_alerts(notices)):
         labels = {"alertname": n.rule.name, "server": server.name, "severity": n.rule.severity,
                   "metric": n.rule.metric}
-        since = getattr(n.state, "firing_since", None) or getattr(n.state, "active_since", None)
+        since = getattr(n, "firing_since", None) or getattr(n, "active_since", None)
         started = dt.datetime.fromtimestamp(since, dt.UTC).isoformat() if since else now.isoformat()
         alerts.append({**mine, "status": n.kind if n.kind in ("firing", "resolved") else "firing",
                        "labels": labels,
@@ -161,14 +210,14 @@ def _wanted(channel: NotificationChannel, notice) -> bool:
     return notice.kind == "firing" or channel.send_resolved
 
 
-def queue_group(server, notices, now) -> list[NotificationDelivery]:
+def queue_group(server, notices, now, values: dict | None = None) -> list[NotificationDelivery]:
     """Record one delivery per channel for this group; send after the evaluation commits."""
     deliveries = []
     for channel in NotificationChannel.objects.filter(enabled=True):
         chosen = [n for n in notices if _wanted(channel, n)]
         if not chosen:
             continue
-        subject, _, payload = build_message(server, chosen, now)
+        subject, _, payload = build_message(server, chosen, now, values)
         delivery = NotificationDelivery.objects.create(
             channel=channel, server=server, kind=payload["status"], subject=subject, payload=payload
         )
@@ -206,12 +255,22 @@ def send_webhook(url: str, payload: dict, secret: str = "") -> int:
         raise DeliveryError(f"webhook unreachable: {exc}") from exc
 
 
-def send_email(addresses: str, subject: str, text: str) -> None:
+def email_url(addresses: str) -> str:
+    """The Apprise mailto URL for an email channel: Django's SMTP settings (EMAIL_HOST, EMAIL_PORT,
+    EMAIL_HOST_USER/PASSWORD, EMAIL_USE_TLS/SSL, DEFAULT_FROM_EMAIL) and the channel's addresses."""
     recipients = [a.strip() for a in addresses.split(",") if a.strip()]
-    try:
-        send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, recipients, fail_silently=False)
-    except Exception as exc:  # SMTP errors come in many classes; all mean "try again later"
-        raise DeliveryError(f"email not sent: {exc}") from exc
+    if not recipients:
+        raise DeliveryError("the email channel has no address")
+    secure = settings.EMAIL_USE_SSL or settings.EMAIL_USE_TLS
+    auth = ""
+    if settings.EMAIL_HOST_USER:
+        auth = (urllib.parse.quote(settings.EMAIL_HOST_USER, safe="") + ":"
+                + urllib.parse.quote(settings.EMAIL_HOST_PASSWORD or "", safe="") + "@")
+    query = {"smtp": settings.EMAIL_HOST, "from": settings.DEFAULT_FROM_EMAIL, "to": ",".join(recipients)}
+    if secure:
+        query["mode"] = "ssl" if settings.EMAIL_USE_SSL else "starttls"
+    host = f"{settings.EMAIL_HOST}:{settings.EMAIL_PORT}"
+    return f"{'mailtos' if secure else 'mailto'}://{auth}{host}?{urllib.parse.urlencode(query)}"
 
 
 def apprise_problem(url: str) -> str | None:
@@ -240,7 +299,9 @@ def send(delivery: NotificationDelivery) -> int | None:
         return None
     if channel.kind == NotificationChannel.Kind.WEBHOOK:
         return send_webhook(channel.target, delivery.payload, channel.signing_secret())
-    send_email(channel.target, delivery.subject, delivery.payload.get("text", ""))
+    # Email goes through Apprise too, to the SMTP server of Django's settings.
+    send_apprise(email_url(channel.target), delivery.subject, delivery.payload.get("text", ""),
+                 delivery.payload.get("severity", "warning"))
     return None
 
 

@@ -14,6 +14,7 @@ epoch seconds; an evaluation not later than the previous one is ignored.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -127,6 +128,16 @@ def step(
     if rule.condition(value):
         return _on_true(rule, state, ts, value)
     return _on_false(rule, state, ts, value)
+
+
+def worst_value(op: Op, held: float | None, value: float | None) -> float | None:
+    """The worst value of an incident so far, the peak a resolved notice reports: the highest for
+    ``>``/``>=`` rules, the lowest for ``<``/``<=`` (a runway that fell to 3 minutes)."""
+    if value is None or not math.isfinite(value):
+        return held
+    if held is None:
+        return value
+    return max(held, value) if op in (">", ">=") else min(held, value)
 
 
 def evaluate_series(

@@ -20,6 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 
 from accounts.authentication import user_from_bearer
+from alerting import health
 from collectors import spool
 from dashboard.overview import overview_rows
 from servers.models import CollectorRun, Server
@@ -47,6 +48,23 @@ class InnowatchCollector:
         yield from self._innodb(servers)
         yield from self._polls(servers)
         yield from self._queues()
+        yield from self._alert_evaluation()
+
+    def _alert_evaluation(self):
+        run = health.last_evaluation()
+        families = {
+            "duration_s": GaugeMetricFamily("innowatch_alert_evaluation_seconds",
+                                            "how long the latest alert evaluation took"),
+            "age_s": GaugeMetricFamily("innowatch_alert_evaluation_age_seconds",
+                                       "seconds since the latest alert evaluation finished (absent: none this hour)"),
+            "servers": GaugeMetricFamily("innowatch_alert_evaluation_servers",
+                                         "servers the latest alert evaluation covered"),
+        }
+        if run is not None:
+            families["duration_s"].add_metric([], run["duration_s"])
+            families["age_s"].add_metric([], max(0.0, self.now.timestamp() - run["finished_s"]))
+            families["servers"].add_metric([], run["servers"])
+        yield from families.values()
 
     def _innodb(self, servers):
         families = {

@@ -374,6 +374,10 @@
   const asked = new URLSearchParams(location.search).get("range");
   if (asked && Array.from(rangeSelect.options).some((o) => o.value === asked)) rangeSelect.value = asked;
   state.seconds = parseInt(rangeSelect.value, 10) || 3600;
+  // ?start=<ISO>&end=<ISO> opens the page on that window (the links in alert notifications).
+  const from = Date.parse(new URLSearchParams(location.search).get("start") || "");
+  const to = Date.parse(new URLSearchParams(location.search).get("end") || "");
+  if (from < to) { state.mode = "zoom"; state.start = from; state.end = to; }
   refresh();
   schedule();
 })();

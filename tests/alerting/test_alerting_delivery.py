@@ -1,50 +1,15 @@
 """Notifications for real: beat's evaluate_alerts runs on a Celery worker over Redis, a webhook
-lands on an HTTP server started here, email goes to Django's locmem outbox, and a failing
-receiver is retried with backoff."""
+lands on an HTTP server started here, email goes through Apprise to an SMTP server started here,
+and a failing receiver is retried with backoff."""
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
-from django.core import mail
 from django.utils import timezone
 
 from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store
+from tests.alerting.receivers import Receiver, smtp_server
 from tests.conftest import wait_for
-
-
-class Receiver:
-    """A local webhook endpoint; answers the queued status codes, then 200. Keeps each request's
-    headers and raw body (`requests`, for signature checks) and the parsed JSON (`bodies`)."""
-
-    def __init__(self, statuses=()):
-        self.bodies: list[dict] = []
-        self.requests: list[tuple[dict, bytes]] = []
-        self.statuses = list(statuses)
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                receiver.requests.append((dict(self.headers), body))
-                receiver.bodies.append(json.loads(body))
-                self.send_response(receiver.statuses.pop(0) if receiver.statuses else 200)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}/hook"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -62,9 +27,7 @@ def test_worker_evaluates_and_delivers_firing_then_resolved_by_webhook_and_email
     from alerting.evaluation import evaluate_alerts
     from alerting.models import NotificationChannel, NotificationDelivery
 
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     settings.INNOWATCH_NOTIFY_RETRY_BASE_S = 0.2
-    mail.outbox.clear()
     NotificationChannel.objects.create(name="hook", kind="webhook", target=receiver.url)
     NotificationChannel.objects.create(name="oncall", kind="email", target="dba@example.com, ops@example.com")
     server = make_server()
@@ -72,24 +35,30 @@ def test_worker_evaluates_and_delivers_firing_then_resolved_by_webhook_and_email
     now = timezone.now()
     store(server, [(-2, age_pct(92))], base=now)
 
-    evaluate_alerts.apply_async()  # as beat sends it
-    wait_for(lambda: len(receiver.bodies) == 2 and len(mail.outbox) == 1, 30, "firing webhook retry and email")
-    firing = receiver.bodies[-1]
-    assert firing["status"] == "firing" and "ckpt" in firing["text"] and "alert-db" in firing["text"]
-    assert receiver.bodies[0] == firing  # the retry resent the same message
-    hook = NotificationDelivery.objects.get(channel__kind="webhook")
-    wait_for(lambda: NotificationDelivery.objects.filter(pk=hook.pk, status="sent").exists(), 10, "sent status")
-    hook.refresh_from_db()
-    assert (hook.attempts, hook.response_code, hook.error) == (2, 200, "")
-    assert mail.outbox[0].to == ["dba@example.com", "ops@example.com"] and "FIRING" in mail.outbox[0].subject
+    with smtp_server(settings) as mailbox:
+        evaluate_alerts.apply_async()  # as beat sends it
+        # Apprise mails each address on its own.
+        wait_for(lambda: len(receiver.bodies) == 2 and len(mailbox.messages) == 2, 30,
+                 "firing webhook retry and email")
+        firing = receiver.bodies[-1]
+        assert firing["status"] == "firing" and "ckpt" in firing["text"] and "alert-db" in firing["text"]
+        assert receiver.bodies[0] == firing  # the retry resent the same message
+        hook = NotificationDelivery.objects.get(channel__kind="webhook")
+        wait_for(lambda: NotificationDelivery.objects.filter(pk=hook.pk, status="sent").exists(), 10, "sent status")
+        hook.refresh_from_db()
+        assert (hook.attempts, hook.response_code, hook.error) == (2, 200, "")
+        assert sorted(to for envelope, _ in mailbox.messages for to in envelope) == ["dba@example.com",
+                                                                                    "ops@example.com"]
+        for _, message in mailbox.messages:
+            assert "FIRING" in message["Subject"] and message["From"] == settings.DEFAULT_FROM_EMAIL
 
-    store(server, [(0, age_pct(40))], base=timezone.now())
-    evaluate_alerts.apply_async()
-    wait_for(lambda: len(receiver.bodies) == 3 and len(mail.outbox) == 2, 30, "resolved webhook and email")
-    assert receiver.bodies[-1]["status"] == "resolved"
-    assert "RESOLVED" in mail.outbox[1].subject
-    # The worker marks a delivery sent just after the receiver has it: wait for the record too.
-    wait_for(lambda: NotificationDelivery.objects.filter(status="sent").count() == 4, 10, "4 sent deliveries")
+        store(server, [(0, age_pct(40))], base=timezone.now())
+        evaluate_alerts.apply_async()
+        wait_for(lambda: len(receiver.bodies) == 3 and len(mailbox.messages) == 4, 30, "resolved webhook and email")
+        assert receiver.bodies[-1]["status"] == "resolved"
+        assert all("RESOLVED" in message["Subject"] for _, message in mailbox.messages[2:])
+        # The worker marks a delivery sent just after the receiver has it: wait for the record too.
+        wait_for(lambda: NotificationDelivery.objects.filter(status="sent").count() == 4, 10, "4 sent deliveries")
     assert NotificationDelivery.objects.exclude(status="sent").count() == 0
 
 

@@ -5,24 +5,14 @@ a receiver that is down is retried and the delivery log says so; the URL is stor
 from __future__ import annotations
 
 import pytest
-from aiosmtpd.controller import Controller
 
 from alerting.models import NotificationChannel, NotificationDelivery
 from alerting.notify import send
 from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store, tick
-from tests.alerting.test_alerting_delivery import Receiver
+from tests.alerting.receivers import Receiver, smtp_server
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.django_db
-
-
-class Mailbox:
-    def __init__(self):
-        self.messages: list[str] = []
-
-    async def handle_DATA(self, server, session, envelope):
-        self.messages.append(envelope.content.decode("utf-8", errors="replace"))
-        return "250 OK"
 
 
 def _channel(url: str) -> NotificationChannel:
@@ -53,15 +43,23 @@ def test_apprise_json_reaches_a_local_http_receiver():
 
 
 def test_apprise_mailto_reaches_a_local_smtp_server():
-    mailbox, port = Mailbox(), free_port()
-    controller = Controller(mailbox, hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
+    with smtp_server() as mailbox:
+        port = mailbox.port
         _channel(f"mailto://127.0.0.1:{port}?from=innowatch@example.com&to=dba@example.com&secure=no")
         send(_fire())
-        assert mailbox.messages and "ckpt" in mailbox.messages[0]
-    finally:
-        controller.stop()
+        assert mailbox.messages and "ckpt" in mailbox.messages[0][1]["Subject"]
+
+
+def test_an_email_channel_goes_through_apprise_to_the_smtp_server_of_django_s_settings(settings):
+    with smtp_server(settings) as mailbox:
+        channel = NotificationChannel.objects.create(name="oncall", kind="email", target="dba@example.com")
+        delivery = _fire()
+        assert delivery.channel == channel
+        send(delivery)
+        (recipients, message), = mailbox.messages
+        assert recipients == ["dba@example.com"] and message["From"] == settings.DEFAULT_FROM_EMAIL
+        assert message["Subject"].startswith("[innowatch FIRING] alert-db: ckpt")
+        assert "checkpoint_age_pct_of_async" in message.get_body(preferencelist=("plain",)).get_content()
 
 
 def test_a_receiver_that_is_down_is_retried_and_logged(settings):
@@ -93,3 +91,17 @@ def test_the_url_is_never_shown_back(admin_client):
     listing = admin_client.get("/admin/alerting/notificationchannel/").content.decode()
     assert "TOKENBBBB" not in page and "TOKENBBBB" not in listing
     assert channel.apprise_url().startswith("slack://TOKENAAAA")
+
+
+def test_the_email_url_carries_django_s_smtp_settings_as_apprise_reads_them(settings):
+    import apprise
+
+    from alerting.notify import email_url
+
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_USE_TLS, settings.EMAIL_USE_SSL = (
+        "smtp.example.com", 587, True, False)
+    settings.EMAIL_HOST_USER, settings.EMAIL_HOST_PASSWORD = "alerts@example.com", "p@ss/w:rd?&"
+    mail = apprise.Apprise.instantiate(email_url("dba@example.com, ops@example.com"))
+    assert (mail.smtp_host, mail.port, mail.secure, mail.secure_mode) == ("smtp.example.com", 587, True, "starttls")
+    assert (mail.user, mail.password) == ("alerts@example.com", "p@ss/w:rd?&")
+    assert sorted(t[1] for t in mail.targets) == ["dba@example.com", "ops@example.com"]

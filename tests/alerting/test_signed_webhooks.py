@@ -11,7 +11,7 @@ import pytest
 
 from alerting.notify import DeliveryError, send_webhook
 from tests.alerting.alert_scenario import age_pct, make_server, only_rules, store, tick
-from tests.alerting.test_alerting_delivery import Receiver
+from tests.alerting.receivers import Receiver
 
 SECRET = "s3cret-shared-with-the-receiver"
 
@@ -99,8 +99,9 @@ def test_a_resolved_notice_says_how_long_it_lasted_and_a_latch_alert_names_the_l
                                        created_file="dict0dict.cc", created_line=1627)
     rule = AlertRule(name="semaphore-wait-long", metric="semaphore_longest_wait_s", op=">", threshold=60,
                      severity="critical")
-    state = SimpleNamespace(last_value=12.0, firing_since=(now - dt.timedelta(minutes=4, seconds=12)).timestamp())
-    _, text, payload = build_message(server, [SimpleNamespace(rule=rule, kind="resolved", state=state, event=None)],
-                                     now)
+    since = (now - dt.timedelta(minutes=4, seconds=12)).timestamp()
+    notice = SimpleNamespace(rule=rule, kind="resolved", state=SimpleNamespace(last_value=12.0), event=None,
+                             firing_since=since)
+    _, text, payload = build_message(server, [notice], now)
     assert "lasted 4 min 12 s" in text
     assert "created at dict0dict.cc:1627" in payload["cause"]["text"] and payload["cause"]["thread_id"] == 77

@@ -242,6 +242,19 @@ def test_range_picker_and_utc_toggle_change_every_chart(page, live_server):
         "document.getElementById('chart-hll').dataset.range === String(Date.UTC(2026,0,1)) + ',' + String(Date.UTC(2026,0,1,1))")
 
 
+def test_a_notification_link_opens_every_chart_on_the_incident_window(page, live_server):
+    server = make_server("linked")
+    stamps = store_history(server)
+    start, end = stamps[50], stamps[200]
+    query = f"start={start.isoformat(timespec='seconds')}&end={end.isoformat(timespec='seconds')}"
+    page.goto(f"{live_server.url}/servers/{server.pk}/?{query}".replace("+", "%2B"))
+    page.wait_for_selector("body[data-charts-ready='1']", timeout=30000)
+    expected = f"{int(start.replace(microsecond=0).timestamp() * 1000)},{int(end.replace(microsecond=0).timestamp() * 1000)}"
+    page.wait_for_function(
+        "exp => Array.from(document.querySelectorAll('.chart[data-drawn]')).every(d => d.dataset.range === exp)",
+        arg=expected, timeout=20000)
+
+
 def test_annotations_are_drawn_on_every_chart_with_their_text(page, live_server, api_token, client):
     server = make_server("annotated")
     stamps = store_history(server)
