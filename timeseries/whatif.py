@@ -93,7 +93,8 @@ def measured(server, start: dt.datetime, end: dt.datetime) -> tuple[Measured, di
     arr = [np.array(c, dtype=float) for c in cols[1:5]]
     m = Measured(np.array([t.timestamp() for t in cols[0]]), arr[0], arr[1], arr[2], arr[3])
     extra = {"pool_pages": max((v for v in cols[5] if v), default=None),
-             "status_max": next((v for v in reversed(cols[6]) if v), None),
+             # the log in force at the start (variables_at(start)); a resize inside the range is not replayed
+             "status_max": next((v for v in cols[6] if v), None),
              "by_path": {p: _rates(m.t_s, cols[7 + i]) for i, p in enumerate(("adaptive", "background", "sync"))}}
     return m, extra, warnings
 
