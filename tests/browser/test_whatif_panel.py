@@ -13,7 +13,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CAPTURE = Path(__file__).resolve().parent.parent / "fixtures" / "captures" / "mariadb-10.11--redo-log-resize.jsonl.gz"
 
 
-def test_a_bigger_redo_log_would_have_stayed_below_async(browser, live_server, admin_user):
+def _panel(browser, live_server, end: str):
+    """The server page of the capture, its what-if range filled in (times in UTC)."""
     from collectors.imports import import_capture
 
     server = import_capture(CAPTURE, "redo-log-resize").server
@@ -21,7 +22,12 @@ def test_a_bigger_redo_log_would_have_stayed_below_async(browser, live_server, a
     login(page, live_server.url)
     page.goto(f"{live_server.url}/servers/{server.pk}/")
     page.fill("#whatif-form input[name=start]", "2026-11-24T11:47:40")
-    page.fill("#whatif-form input[name=end]", "2026-11-24T11:50:20")
+    page.fill("#whatif-form input[name=end]", end)
+    return page
+
+
+def test_a_bigger_redo_log_would_have_stayed_below_async(browser, live_server, admin_user):
+    page = _panel(browser, live_server, "2026-11-24T11:50:20")
     page.fill("#whatif-form input[name=redo_mb]", "128")
     page.click("#whatif-form button[type=submit]")
     page.wait_for_function("document.getElementById('whatif-verdict').textContent.length > 0", timeout=30000)
@@ -36,15 +42,8 @@ def test_a_bigger_redo_log_would_have_stayed_below_async(browser, live_server, a
         path=str(Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "what-if.png"))
 
 
-def test_a_bad_override_is_said_in_words(browser, live_server, admin_user):
-    from collectors.imports import import_capture
-
-    server = import_capture(CAPTURE, "redo-log-resize").server
-    page = browser.new_page(viewport={"width": 1400, "height": 1000}, timezone_id="UTC")
-    login(page, live_server.url)
-    page.goto(f"{live_server.url}/servers/{server.pk}/")
-    page.fill("#whatif-form input[name=start]", "2026-11-24T11:47:40")
-    page.fill("#whatif-form input[name=end]", "2026-11-24T11:47:41")
+def test_a_range_too_short_to_replay_is_said_in_words(browser, live_server, admin_user):
+    page = _panel(browser, live_server, "2026-11-24T11:47:41")
     page.click("#whatif-form button[type=submit]")
     page.wait_for_selector("#whatif-error:not([hidden])", timeout=30000)
     assert "usable samples" in page.inner_text("#whatif-error")
