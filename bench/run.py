@@ -4,7 +4,7 @@ same run. Works in its own database (innowatch_bench, recreated each run), never
 Writes bench/results/latest.json and the results table of docs/benchmarks.md. `--only pages`: the
 page-speed figures alone (bench/pages.py), on the bench database's 30-day history if a recent one is
 there, merged into latest.json without dropping the other figures; `--only parse`: the parser figures
-alone (bench/bench_parse.py), merged the same way.
+alone (bench/bench_parse.py), merged the same way; `--only whatif`: the 24 h what-if replay (bench/whatif.py).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ TARGETS = {  # figure: (target, "min" = at least / "max" = at most)
     "overview_page_cold_p95_ms": (1500, "max"),
     "overview_page_warm_p95_ms": (1500, "max"),
     "parse_us_per_status": (150, "max"),
+    "whatif_replay_24h_s": (2, "max"),
 }
 
 
@@ -178,6 +179,21 @@ def parse_only() -> None:
     _merge_into_latest(parse_figures(), "parse", dt.datetime.now(dt.UTC).replace(microsecond=0), began)
 
 
+def whatif_figures() -> dict:
+    """A 24 h what-if replay of 10 s samples (bench/whatif.py), also written to whatif.json."""
+    from bench import whatif
+
+    out = whatif.figures()
+    (RESULTS / "whatif.json").write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def whatif_only() -> None:
+    """`python -m bench.run --only whatif`: merge the what-if figures into latest.json."""
+    began = time.perf_counter()
+    _merge_into_latest(whatif_figures(), "whatif", dt.datetime.now(dt.UTC).replace(microsecond=0), began)
+
+
 def _merge_into_latest(measured: dict, part: str, when: dt.datetime, began: float) -> None:
     path = RESULTS / "latest.json"  # read only now: others may have merged their figures meanwhile
     figures = json.loads(path.read_text()) if path.exists() else {}
@@ -195,6 +211,8 @@ def main() -> None:
                      "cpus": os.cpu_count()}
     log("parser")
     figures.update(parse_figures())
+    log("what-if replay")
+    figures.update(whatif_figures())
     figures.update(storage_figures(now))
     figures.update(read_figures(now))
     figures.update(poll_figures())
@@ -226,11 +244,13 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["pages", "parse"], help="only these figures, merged into latest.json")
+    parser.add_argument("--only", choices=["pages", "parse", "whatif"], help="only these figures, merged into latest.json")
     only = parser.parse_args().only
     if only == "pages":
         pages_only()
     elif only == "parse":
         parse_only()
+    elif only == "whatif":
+        whatif_only()
     else:
         main()

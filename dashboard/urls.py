@@ -13,6 +13,7 @@ from annotations.api import AnnotationViewSet, ServerEffectViewSet
 from dashboard import prometheus, views, views_alerts, views_effects
 from servers.api import ServerViewSet
 from timeseries.api import ServerSeriesViewSet
+from timeseries.whatif_api import ServerWhatIfViewSet
 
 # The admin's own login form would bypass the rate limit: send it to ours.
 admin.site.login = login_required(admin.site.login)
@@ -38,6 +39,7 @@ router = routers.SimpleRouter(trailing_slash=False, use_regex_path=False)
 router.register("servers", ServerViewSet, basename="api-server")
 router.register("servers", ServerSeriesViewSet, basename="api-server-series")
 router.register("servers", ServerEffectViewSet, basename="api-server-effect")
+router.register("servers", ServerWhatIfViewSet, basename="api-server-whatif")
 router.register("annotations", AnnotationViewSet, basename="api-annotation")
 router.register("alerts", AlertViewSet, basename="api-alerts")
 

@@ -1,0 +1,68 @@
+// Server page, "what if" panel: POST /api/v1/servers/<id>/what-if and draw measured, replayed
+// (variables in force) and what-if checkpoint age on one chart against the async points.
+// Server-supplied text only reaches the DOM through textContent.
+(function () {
+  "use strict";
+  const panel = document.getElementById("whatif-panel");
+  if (!panel) return;
+  const form = document.getElementById("whatif-form");
+  const errorBox = document.getElementById("whatif-error");
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const VARS = ["innodb_io_capacity", "innodb_io_capacity_max", "innodb_adaptive_flushing",
+                "innodb_max_dirty_pages_pct_lwm"];
+
+  function iso(value) { return value ? new Date(value).toISOString() : undefined; }
+  function body() {
+    const f = new FormData(form), overrides = {};
+    VARS.forEach((name) => { if (f.get(name)) overrides[name] = f.get(name); });
+    if (f.get("redo_mb")) overrides[panel.dataset.redoVar || "innodb_log_file_size"] = Math.round(f.get("redo_mb") * 1048576);
+    return { start: iso(f.get("start")), end: iso(f.get("end")), overrides };
+  }
+  function mb(list) { return list.map((v) => v / 1e6); }
+  function draw(d) {
+    const x = d.t.map((ms) => new Date(ms));
+    const line = (y, name, color, dash) => ({ x, y: mb(y), name, type: "scatter", mode: "lines",
+                                             line: { color, dash: dash || "solid", width: 2 } });
+    const level = (bytes, name, color) => ({ x: [x[0], x[x.length - 1]], y: [bytes / 1e6, bytes / 1e6], name,
+                                             type: "scatter", mode: "lines", line: { color, dash: "dot", width: 1 } });
+    const traces = [
+      line(d.measured.checkpoint_age_bytes, "measured", "#1f77b4"),
+      line(d.replayed.checkpoint_age_bytes, "replayed (in force)", "#7f7f7f", "dash"),
+      line(d.what_if.checkpoint_age_bytes, "what if", "#d62728"),
+      level(d.thresholds.in_force.async_bytes, "async point (in force)", "#ff7f0e"),
+    ];
+    if (d.thresholds.what_if.async_bytes !== d.thresholds.in_force.async_bytes) {
+      traces.push(level(d.thresholds.what_if.async_bytes, "async point (what if)", "#9467bd"));
+    }
+    const layout = { margin: { t: 10, r: 10, b: 40, l: 60 }, height: 320, yaxis: { title: { text: "checkpoint age (MB)" } },
+                     legend: { orientation: "h" } };
+    window.Plotly.react("whatif-chart", traces, layout, { displaylogo: false, responsive: true });
+  }
+  function pct(v) { return v === null || v === undefined ? "n/a" : (v > 0 ? "+" : "") + v.toFixed(0) + " %"; }
+  function show(d) {
+    document.getElementById("whatif-verdict").textContent = d.verdict;
+    document.getElementById("whatif-fit").textContent =
+      "Replay with the variables in force vs measured checkpoint age: mean " + pct(d.fit.mean_error_pct) +
+      ", p95 " + pct(d.fit.p95_error_pct) + " (" + new Date(d.start).toLocaleString() + " – " +
+      new Date(d.end).toLocaleString() + ")" + (d.warnings.length ? ". " + d.warnings.join("; ") : "");
+    draw(d);
+  }
+  async function run(event) {
+    if (event) event.preventDefault();
+    errorBox.hidden = true;
+    try {
+      const response = await fetch(panel.dataset.api, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
+        body: JSON.stringify(body()),
+      });
+      const data = await response.json().catch(() => ({}));
+      if (!response.ok) throw new Error(data.error || String(response.status));
+      show(data);
+    } catch (err) {
+      errorBox.textContent = "What if: " + err.message;
+      errorBox.hidden = false;
+    }
+  }
+  form.addEventListener("submit", run);
+})();
