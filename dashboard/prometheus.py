@@ -17,15 +17,18 @@ from django.db.models import Count, Q
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from accounts.authentication import user_from_bearer
 from alerting import health
 from collectors import spool
 from dashboard.overview import overview_rows
 from servers.models import CollectorRun, Server
+from timeseries.models import InnodbSample
 
 RECENT = dt.timedelta(minutes=15)
+FLUSH_PATHS = {"adaptive": "flush_adaptive_pages", "background": "flush_background_pages", "lru": "flush_lru_pages",
+               "sync": "flush_sync_pages"}
 
 
 def _gauge(name: str, doc: str, labels=("server",)) -> GaugeMetricFamily:
@@ -46,6 +49,7 @@ class InnowatchCollector:
     def collect(self):
         servers = list(Server.objects.filter(imported=False, synthetic=False))
         yield from self._innodb(servers)
+        yield from self._counters(servers)
         yield from self._polls(servers)
         yield from self._queues()
         yield from self._alert_evaluation()
@@ -92,6 +96,33 @@ class InnowatchCollector:
             _add(families["dirty_pct"], name, row.dirty_pct)
             _add(families["age_s"], name, row.sample_age_s)
         yield from families.values()
+
+    def _counters(self, servers):
+        """The latest sample's cumulative counters, as counters: Prometheus' rate() gives flush
+        rates at its own resolution and copes with a server restart's reset, as with mysqld_exporter."""
+        flushed = CounterMetricFamily("innowatch_innodb_pages_flushed", "Innodb_buffer_pool_pages_flushed",
+                                      labels=["server"])
+        by_path = CounterMetricFamily("innowatch_innodb_flushed_pages_by_path",
+                                      "pages flushed by the page cleaner's path (INNODB_METRICS, where enabled)",
+                                      labels=["server", "path"])
+        redo = CounterMetricFamily("innowatch_innodb_redo_written_bytes", "the log sequence number: redo written",
+                                   labels=["server"])
+        names = {s.pk: s.name for s in servers}
+        latest = (InnodbSample.objects.filter(server_id__in=names, ts__gte=self.now - RECENT, ts__lte=self.now)
+                  .order_by("server_id", "-ts").distinct("server_id")
+                  .values("server_id", "innodb_buffer_pool_pages_flushed", "lsn", *FLUSH_PATHS.values()))
+        for row in latest:
+            name = names[row["server_id"]]
+            if row["innodb_buffer_pool_pages_flushed"] is not None:
+                flushed.add_metric([name], row["innodb_buffer_pool_pages_flushed"])
+            if row["lsn"] is not None:
+                redo.add_metric([name], row["lsn"])
+            for path, column in FLUSH_PATHS.items():
+                if row[column] is not None:
+                    by_path.add_metric([name, path], row[column])
+        yield flushed
+        yield by_path
+        yield redo
 
     def _polls(self, servers):
         since = self.now - RECENT

@@ -55,3 +55,19 @@ def test_metrics_parse_and_match_the_api(client, api_token, sampled):
     assert families["innowatch_poll_failing"][label] == 0
     assert families["innowatch_redis_up"][()] == 1
     assert families["innowatch_spool_depth"][()] >= 0
+
+
+def test_flushing_and_redo_are_exposed_as_the_latest_sample_s_counters(client, api_token, local_server):
+    now = timezone.now().replace(microsecond=0)
+    rows = [{"server_id": local_server.pk, "ts": now - dt.timedelta(seconds=20 - 10 * i), "lsn": 9_000_000 + 5_000 * i,
+             "innodb_buffer_pool_pages_flushed": 100 + 7 * i, "flush_adaptive_pages": 40 + 3 * i,
+             "flush_background_pages": 60 + 4 * i, "flush_lru_pages": None, "flush_sync_pages": 0}
+            for i in range(3)]
+    ingest.save_innodb_samples(rows)
+    families = _families(client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {api_token}"))
+    label = (("server", local_server.name),)
+    assert families["innowatch_innodb_pages_flushed_total"][label] == 114
+    assert families["innowatch_innodb_redo_written_bytes_total"][label] == 9_010_000
+    by_path = families["innowatch_innodb_flushed_pages_by_path_total"]
+    assert by_path == {(("path", "adaptive"), *label): 46, (("path", "background"), *label): 68,
+                       (("path", "sync"), *label): 0}  # LRU not read on this server: absent, not 0
