@@ -23,6 +23,7 @@ from timeseries.metrics import DISK_METRICS, METRICS
 from timeseries.models import InnodbSample, ReadViewHolder, SemaphoreWaitSample
 from timeseries.raw import deadlock_section, raw_status_at, status_text
 from timeseries.thresholds import server_limits
+from timeseries.variable_steps import STEP_VARIABLES, variable_steps
 
 MAX_POINTS = 5000
 MAX_METRICS = 20
@@ -144,6 +145,17 @@ def purge_blockers(server: Server, start, end) -> list[dict]:
             for i in hold_intervals(sightings, gap_s)]
 
 
+class VariableStepsQuery(TimeRangeQuery):
+    names = serializers.CharField(required=False, help_text=f"comma-separated, of: {', '.join(STEP_VARIABLES)}")
+
+    def validate(self, attrs):
+        names = [n.strip() for n in attrs.get("names", "").split(",") if n.strip()] or list(STEP_VARIABLES)
+        unknown = [n for n in names if n not in STEP_VARIABLES]
+        if unknown:
+            raise BadRequest(f"unknown variable(s): {', '.join(unknown)}; known: {', '.join(STEP_VARIABLES)}")
+        return {**super().validate(attrs), "names": list(dict.fromkeys(names))}
+
+
 class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
     """Per-server time series endpoints (under /api/v1/servers/<id>/)."""
 
@@ -196,6 +208,16 @@ class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
         server = get_object_or_404(Server, pk=pk)
         query = validated(TimeRangeQuery, request.query_params)
         return Response(purge_blockers(server, query["start"], query["end"]))
+
+    @extend_schema(parameters=[VariableStepsQuery], responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["get"], url_path="variable-steps")
+    def variable_steps(self, request, pk=None):
+        """Purge variables over the range as steps from the variable history:
+        {"variables": {name: {"t": [epoch ms], "value": [...]}}}; null = not on this server."""
+        server = get_object_or_404(Server, pk=pk)
+        query = validated(VariableStepsQuery, request.query_params)
+        steps = variable_steps(server, query["names"], query["start"], query["end"])
+        return Response({"start": query["start"].isoformat(), "end": query["end"].isoformat(), "variables": steps})
 
     @extend_schema(parameters=[TimeRangeQuery], responses=LatchesSerializer)
     @action(detail=True, methods=["get"])

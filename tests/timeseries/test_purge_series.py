@@ -81,3 +81,30 @@ def test_both_are_served_by_the_series_endpoint(client, api_token, held):
     metrics = response.json()["metrics"]
     assert len({len(m["t"]) for m in metrics.values()}) == 1 and len(metrics["hll_growth_per_h"]["t"]) >= 25
     assert min(metrics["hll_growth_per_h"]["avg"][3:]) > 0  # growing all through the hold
+
+
+THROTTLED = CAPTURE.with_name("mariadb-10.11--purge-throttled-then-more-threads.jsonl.gz")
+CHANGED = dt.datetime(2026, 11, 24, 11, 39, 26, tzinfo=dt.UTC)
+
+
+def test_purge_settings_are_steps_from_the_variable_history(client, api_token):
+    server = import_capture(THROTTLED, "throttled-steps").server
+    start, end = CHANGED - dt.timedelta(minutes=2), CHANGED + dt.timedelta(minutes=2)
+    response = client.get(f"/api/v1/servers/{server.pk}/variable-steps",
+                          {"names": "innodb_purge_threads,innodb_purge_batch_size,innodb_max_purge_lag_delay",
+                           "start": start.isoformat(), "end": end.isoformat()}, HTTP_AUTHORIZATION=f"Bearer {api_token}")
+    assert response.status_code == 200, response.content
+    steps = response.json()["variables"]
+    # SET GLOBAL innodb_purge_threads = 4 and innodb_purge_batch_size = 300 at 11:39:26.30 (PROVENANCE.md),
+    # seen by the next variables reading.
+    assert steps["innodb_purge_threads"]["value"] == [1, 4, 4]
+    assert steps["innodb_purge_batch_size"]["value"] == [1, 300, 300]
+    step_at = dt.datetime.fromtimestamp(steps["innodb_purge_threads"]["t"][1] / 1000, dt.UTC)
+    assert CHANGED <= step_at <= CHANGED + dt.timedelta(seconds=2)
+    assert steps["innodb_max_purge_lag_delay"]["value"] == [0, 0]
+
+
+def test_an_unknown_variable_is_refused_with_the_known_ones(client, api_token, held):
+    response = client.get(f"/api/v1/servers/{held.pk}/variable-steps", {"names": "innodb_io_capacity"},
+                          HTTP_AUTHORIZATION=f"Bearer {api_token}")
+    assert response.status_code == 400 and "innodb_purge_threads" in response.json()["error"]
