@@ -88,6 +88,8 @@ class HoldInterval:
     last_seen: float
     max_age_s: int | None
     statement: str | None
+    rows_locked: int | None = None  # as last seen
+    rows_modified: int | None = None
 
 
 def hold_intervals(sightings: list[tuple[float, ViewHolder]], gap_s: float) -> list[HoldInterval]:
@@ -101,11 +103,13 @@ def hold_intervals(sightings: list[tuple[float, ViewHolder]], gap_s: float) -> l
         if current is not None and ts - current.last_seen <= gap_s:
             open_[key] = HoldInterval(current.thread_id, current.user or h.user, current.host or h.host,
                                       current.trx_id, current.first_seen, ts,
-                                      max(current.max_age_s or 0, h.age_s or 0), current.statement or h.statement)
+                                      max(current.max_age_s or 0, h.age_s or 0), current.statement or h.statement,
+                                      h.rows_locked, h.rows_modified)
             continue
         if current is not None:
             done.append(current)
-        open_[key] = HoldInterval(h.thread_id, h.user, h.host, h.trx_id, ts, ts, h.age_s, h.statement)
+        open_[key] = HoldInterval(h.thread_id, h.user, h.host, h.trx_id, ts, ts, h.age_s, h.statement,
+                                  h.rows_locked, h.rows_modified)
     done += open_.values()
     return sorted(done, key=lambda i: -i.last_seen)
 

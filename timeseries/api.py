@@ -129,19 +129,23 @@ class PurgeBlockerSerializer(serializers.Serializer):
     last_seen = serializers.CharField()
     max_age_s = serializers.IntegerField(allow_null=True)
     statement = serializers.CharField(allow_null=True)
+    rows_locked = serializers.IntegerField(allow_null=True, help_text="as last seen; INNODB_TRX or the status text")
+    rows_modified = serializers.IntegerField(allow_null=True, help_text="as last seen; null: not shown")
 
 
 def purge_blockers(server: Server, start, end) -> list[dict]:
     """The oldest-view holders over [start, end] as intervals, newest first (analysis.purge)."""
     rows = ReadViewHolder.objects.filter(server=server, ts__gte=start, ts__lte=end).order_by("ts", "rank")
     sightings = [(r.ts.timestamp(), ViewHolder(r.thread_id, r.user or None, r.host or None, r.trx_id or None,
-                                               r.age_s, r.state or None, r.statement or None))
+                                               r.age_s, r.state or None, r.statement or None, r.rows_locked,
+                                               r.rows_modified))
                  for r in rows[:MAX_HOLDER_ROWS]]
     gap_s = 3 * max(server.poll_interval_s, 1)
     return [{"thread_id": i.thread_id, "user": i.user, "host": i.host, "trx_id": i.trx_id,
              "first_seen": dt.datetime.fromtimestamp(i.first_seen, dt.UTC).isoformat(),
              "last_seen": dt.datetime.fromtimestamp(i.last_seen, dt.UTC).isoformat(),
-             "max_age_s": i.max_age_s, "statement": i.statement}
+             "max_age_s": i.max_age_s, "statement": i.statement, "rows_locked": i.rows_locked,
+             "rows_modified": i.rows_modified}
             for i in hold_intervals(sightings, gap_s)]
 
 

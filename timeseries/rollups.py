@@ -53,10 +53,13 @@ def value_expr(metric: Metric) -> str:
         return f"{col}::float8"
     if metric.kind == "slope":
         # analysis.trend.slope_per_s over the samples of the trailing window, the current one
-        # included; regr_slope is NULL below two distinct times, as slope_per_s is None.
+        # included. Not drawn until the samples span a tenth of the window: a line through the
+        # first two polls after a gap is noise (a 2-s fit at a capture's start read 2.4 M/h).
         frame = (f"(PARTITION BY s.server_id ORDER BY s.ts "
                  f"RANGE BETWEEN '{int(metric.window_s)} seconds'::interval PRECEDING AND CURRENT ROW)")
-        return f"regr_slope({col}::float8, extract(epoch FROM s.ts)::float8) OVER {frame} * {float(metric.scale)!r}"
+        span = f"extract(epoch FROM s.ts - min(s.ts) OVER {frame})"
+        slope = f"regr_slope({col}::float8, extract(epoch FROM s.ts)::float8) OVER {frame}"
+        return f"CASE WHEN {span} >= {metric.window_s / 10!r} THEN {slope} * {float(metric.scale)!r} END"
     prev = f"lag({col}) OVER w"
     dt_s = "extract(epoch FROM s.ts - lag(s.ts) OVER w)::float8"
     # Same rules as analysis.rates.counter_rates: gap > 3 intervals or a counter reset: no rate.
