@@ -189,3 +189,14 @@ def text_lists_all(transactions: Any) -> bool:
     if transactions is None:
         return False
     return not transactions.list_truncated and (transactions.count > 0 or transactions.transactions != ())
+
+
+def holders_not_shown(transactions: Any) -> str | None:
+    """Why this status text cannot name every holder of an old read view, or None when it can (its
+    per-session list is whole, so a holder is named or nobody holds a view)."""
+    if transactions is None:
+        return "oldest read view's holder not shown by this version: no TRANSACTIONS section in the status text"
+    if transactions.list_truncated:
+        return ("oldest read view's holder partly shown: the server cut the transaction list "
+                "('... truncated...'); INNODB_TRX (PROCESS privilege) names the rest")
+    return None

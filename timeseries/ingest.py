@@ -302,6 +302,9 @@ def save_innodb_sample(
     raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=zlib.compress(raw_text.encode(), 6))
     waits = semaphore_rows(server, ts, status)
     holders = view_holder_rows(server, ts, status, innodb_trx)
+    not_shown = purge.holders_not_shown(getattr(status, "transactions", None))
+    if not_shown and innodb_trx is None and notes is not None and status.transactions is None:
+        notes.append(not_shown)  # a cut list is already a parser warning
     row = sample_row(server.pk, ts, **fields)
     return _write_with_partitions({ts}, lambda: _insert_once(row, raw, waits, notes, holders))
 

@@ -131,3 +131,14 @@ def test_a_poll_names_a_held_snapshot_with_rows_from_innodb_trx(local_server):
     row = ReadViewHolder.objects.get(server=local_server, thread_id=thread_id)
     assert row.user == MARIADB["user"] and row.age_s >= 10
     assert row.rows_modified == 0 and row.rows_locked is not None
+
+
+def test_a_text_without_transactions_is_stored_with_a_note_saying_so():
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "innodb_status" / "unknown--cacti-innodb-010.txt"
+    text = path.read_text(errors="replace")
+    server = Server.objects.create(name="no-trx-section", enabled=False)
+    notes: list[str] = []
+    ingest.save_innodb_sample(server, dt.datetime(2026, 11, 1, tzinfo=dt.UTC), status=parse_innodb_status(text),
+                              raw_text=text, parser_version="t", notes=notes)
+    assert any("not shown by this version" in n for n in notes)
+    assert not ReadViewHolder.objects.filter(server=server).exists()
