@@ -10,6 +10,7 @@ import json
 import re
 import secrets
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import MySQLdb
@@ -82,19 +83,27 @@ def test_a_complete_list_keeps_transactions_without_a_read_view_out():
     assert [h.thread_id for h in holders] == [1539]  # the text listed all, and 4242 holds no view
 
 
-def test_the_live_read_gives_age_and_session_and_says_nothing_is_missing(mariadb_root):
+@contextmanager
+def held_snapshot(seconds: float):
+    """A session holding a consistent snapshot (read view) for `seconds`; yields its thread id."""
     holder = MySQLdb.connect(**MARIADB, autocommit=False)
     try:
         cur = holder.cursor()
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute("SELECT COUNT(*) FROM mysql.user")
         cur.execute("SELECT CONNECTION_ID()")
         (thread_id,) = cur.fetchone()
-        time.sleep(1.2)
-        reading = sources.read_server(sources.ConnectionParams(MARIADB["host"], MARIADB["port"], MARIADB["user"],
-                                                               MARIADB["password"]), with_trx=True, trx_limit=50)
+        time.sleep(seconds)
+        yield thread_id
     finally:
         holder.rollback()
         holder.close()
+
+
+def test_the_live_read_gives_age_and_session_and_says_nothing_is_missing(mariadb_root):
+    with held_snapshot(1.2) as thread_id:
+        reading = sources.read_server(sources.ConnectionParams(MARIADB["host"], MARIADB["port"], MARIADB["user"],
+                                                               MARIADB["password"]), with_trx=True, trx_limit=50)
     mine = [r for r in reading.innodb_trx if r["trx_mysql_thread_id"] == thread_id]
     assert mine and mine[0]["trx_age_s"] >= 1 and mine[0]["user"] == MARIADB["user"]
     assert {"trx_rows_locked", "trx_rows_modified"} <= set(mine[0])
@@ -115,18 +124,8 @@ def test_an_account_without_process_is_told_what_it_lacks(mariadb_root):
 
 
 def test_a_poll_names_a_held_snapshot_with_rows_from_innodb_trx(local_server):
-    holder = MySQLdb.connect(**MARIADB, autocommit=False)
-    try:
-        cur = holder.cursor()
-        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        cur.execute("SELECT COUNT(*) FROM mysql.user")
-        cur.execute("SELECT CONNECTION_ID()")
-        (thread_id,) = cur.fetchone()
-        time.sleep(10.5)  # a view younger than 10 s is a statement's, not a blocker
+    with held_snapshot(10.5) as thread_id:  # a view younger than 10 s is a statement's, not a blocker
         run = poll_once(local_server)
-    finally:
-        holder.rollback()
-        holder.close()
     assert run.status in {"ok", "warning"}, run.error
     row = ReadViewHolder.objects.get(server=local_server, thread_id=thread_id)
     assert row.user == MARIADB["user"] and row.age_s >= 10
