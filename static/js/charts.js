@@ -179,7 +179,8 @@
       if (last === null || last === undefined) return s ? name + ": not on this version" : null;
       return NOTES[name] ? NOTES[name](last) : null;
     }).filter((t) => t);
-    return lines.length ? [{ xref: "paper", yref: "paper", x: 0, y: 1, xanchor: "left", yanchor: "top", align: "left",
+    // Above the plot area (layout() gives these charts a taller top margin), clear of the step lines.
+    return lines.length ? [{ xref: "paper", yref: "paper", x: 0, y: 1, xanchor: "left", yanchor: "bottom", align: "left",
       showarrow: false, text: lines.map(escapeText).join("<br>"), font: { size: 10, color: "#57606a" } }] : [];
   }
   function annotationTrace(spec) {
@@ -231,6 +232,7 @@
       legend: { orientation: "h", y: -0.18 }, shapes: shapes(spec, range),
       annotations: lineLabels(spec).concat(variableNotes(spec)),
     };
+    if ((spec.variable_notes || []).length) out.margin.t = 34;
     if (hasY2) out.yaxis2 = { overlaying: "y", side: "right", rangemode: "tozero", ticklabeloverflow: "allow" };
     return out;
   }
