@@ -168,8 +168,9 @@
   }
   const NOTES = {
     innodb_max_purge_lag: (v) => v === 0 ? "innodb_max_purge_lag 0: DML never delayed"
-      : "innodb_max_purge_lag " + v + " undo log units: DML delayed above it",
-    innodb_max_purge_lag_delay: (v) => v === 0 ? "innodb_max_purge_lag_delay 0 µs: no cap on the delay"
+      : "innodb_max_purge_lag " + v + " undo log units: above it each row operation waits (HLL/lag − 0.5) × 10 ms",
+    // trx_purge_dml_delay clamps the delay to this cap (5.6+, MariaDB): at 0 nothing is delayed.
+    innodb_max_purge_lag_delay: (v) => v === 0 ? "innodb_max_purge_lag_delay 0 µs: the delay is capped at 0, DML never delayed"
       : "innodb_max_purge_lag_delay " + v + " µs: the longest delay per row operation",
   };
   function variableNotes(spec) {
