@@ -27,12 +27,12 @@ from analysis.rates import counter_rates
 from analysis.trend import slope_per_s
 from annotations.models import Annotation
 from servers.models import CollectorRun, Server
-from timeseries.metrics import METRICS
+from timeseries.metrics import HLL_SLOPE_WINDOW_S, METRICS
 from timeseries.models import InnodbSample
 
 WINDOW_S = 900.0  # how much history one evaluation reads
 RUNWAY_WINDOW_S = 300.0
-HLL_WINDOW_S = 600.0
+HLL_WINDOW_S = float(HLL_SLOPE_WINDOW_S)  # the series API's hll_growth_per_h fits the same window
 # The growth "now" for the rate-aware rule: long enough to smooth one burst, short enough that a
 # released snapshot (the history list falls to nothing in a second) stops the alarm at once.
 HLL_RATE_WINDOW_S = 120.0
@@ -47,12 +47,13 @@ DERIVED = {
     "poll_failing": "1 when the latest poll failed, else 0",
 }
 _COLUMNS = sorted(
-    {m.column for m in METRICS.values()} | {"max_checkpoint_age_bytes", "status_checkpoint_max_age"}
+    {m.column for m in METRICS.values()} | {m.minus for m in METRICS.values() if m.minus}
+    | {"max_checkpoint_age_bytes", "status_checkpoint_max_age"}
 )
 
 
 def metric_choices() -> list[str]:
-    return sorted(METRICS) + sorted(DERIVED)
+    return sorted(METRICS) + sorted(set(DERIVED) - set(METRICS))
 
 
 def rule_spec(rule: AlertRule) -> RuleSpec:
@@ -129,6 +130,12 @@ class History:
         prev = window[-2] if len(window) > 1 else None
         for metric in METRICS.values():
             value = last.get(metric.column)
+            if metric.kind == "slope":
+                continue  # fitted over a window: _derived
+            if metric.minus:
+                other = last.get(metric.minus)
+                out[metric.name] = None if value is None or other is None else float(value - other)
+                continue
             if metric.kind == "gauge":
                 out[metric.name] = None if value is None else float(value)
                 continue

@@ -140,19 +140,46 @@ def redo_log_size(before: Windows, after: Windows, old, new, context) -> tuple[b
     return True, f"the checkpoint age ran at {share:.0f} % of the async point before the change"
 
 
+def _longest_hll(before: Windows, after: Windows) -> float | None:
+    return max((v for w in (before, after) for _, v in w.get("history_list_length", ()) if v is not None),
+               default=None)
+
+
+# InnoDB delays each DML row operation by (history / innodb_max_purge_lag - 0.5) x 10 ms while the
+# history is longer than the limit, and (5.6+, MariaDB) clamps that to innodb_max_purge_lag_delay
+# (trx_purge_dml_delay: `if (delay > srv_max_purge_lag_delay) delay = srv_max_purge_lag_delay`), so at
+# its default of 0 no DML is delayed whatever the limit.
 def max_purge_lag(before: Windows, after: Windows, old, new, context) -> tuple[bool | None, str]:
-    """innodb_max_purge_lag delays DML only while the history list is longer than it (0 = never)."""
+    """innodb_max_purge_lag delays DML only while the history list is longer than it (0 = never),
+    and only by as much as innodb_max_purge_lag_delay allows."""
     try:
         limits = [float(v) for v in (old, new) if float(v) > 0]
     except (TypeError, ValueError):
         return None, "the old or new value is not a number"
-    longest = max((v for w in (before, after) for _, v in w.get("history_list_length", ()) if v is not None),
-                  default=None)
+    longest = _longest_hll(before, after)
     if longest is None:
         return None, "no history list length in the windows"
     if not limits or longest <= min(limits):
         return False, f"the history list (at most {longest:,.0f}) never reached the limit: no DML was delayed"
+    if context.get("max_purge_lag_delay_us") == 0:
+        return False, (f"the history list reached {longest:,.0f}, past the limit {min(limits):,.0f}, but "
+                       "innodb_max_purge_lag_delay is 0: InnoDB caps the delay at 0 µs, so no DML was delayed")
     return True, f"the history list reached {longest:,.0f}, past the limit {min(limits):,.0f}"
+
+
+def max_purge_lag_delay(before: Windows, after: Windows, old, new, context) -> tuple[bool | None, str]:
+    """The cap on the DML delay matters only while innodb_max_purge_lag is set and exceeded."""
+    limit = context.get("max_purge_lag")
+    if limit is None:
+        return None, "innodb_max_purge_lag in force is not known"
+    if limit <= 0:
+        return False, "innodb_max_purge_lag is 0: no DML delay to cap"
+    longest = _longest_hll(before, after)
+    if longest is None:
+        return None, "no history list length in the windows"
+    if longest <= limit:
+        return False, f"the history list (at most {longest:,.0f}) never passed innodb_max_purge_lag {limit:,.0f}"
+    return True, f"the history list reached {longest:,.0f}, past innodb_max_purge_lag {limit:,.0f}: DML was delayed"
 
 
 def dirty_pages_limits(before: Windows, after: Windows, old, new, context) -> tuple[bool | None, str]:
@@ -181,7 +208,7 @@ MECHANISMS: dict[str, Mechanism] = {
     "innodb_log_files_in_group": Mechanism(FLUSHING, redo_log_size),
     "innodb_redo_log_capacity": Mechanism(FLUSHING, redo_log_size),
     "innodb_max_purge_lag": Mechanism(PURGE, max_purge_lag),
-    "innodb_max_purge_lag_delay": Mechanism(PURGE, max_purge_lag),
+    "innodb_max_purge_lag_delay": Mechanism(PURGE, max_purge_lag_delay),
     "innodb_max_dirty_pages_pct": Mechanism(FLUSHING, dirty_pages_limits),
     "innodb_max_dirty_pages_pct_lwm": Mechanism(FLUSHING, dirty_pages_limits),
 }

@@ -221,10 +221,12 @@ def _context(server: Server, at: dt.datetime) -> dict[str, float]:
         context["async_point_bytes"] = float(limits.async_bytes)
     if sample is not None and sample.pages_total:
         context["buffer_pool_pages"] = float(sample.pages_total)
-    try:
-        context["io_capacity"] = float(before.variables["innodb_io_capacity"])
-    except (KeyError, ValueError):
-        pass
+    for key, name in (("io_capacity", "innodb_io_capacity"), ("max_purge_lag", "innodb_max_purge_lag"),
+                      ("max_purge_lag_delay_us", "innodb_max_purge_lag_delay")):
+        try:
+            context[key] = float(before.variables[name])
+        except (KeyError, ValueError):
+            pass  # not on this version (innodb_max_purge_lag_delay: 5.6+), or not a number
     return context
 
 

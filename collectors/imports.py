@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from django.db import transaction
 from django.utils import timezone
 
+from analysis import purge
 from collectors import sources
 from collectors.parsers import pt_stalk
 from collectors.parsers.diskstats import parse_proc_diskstats, parse_pt_diskstats_samples
@@ -41,6 +42,7 @@ class Moment:
     global_status: dict[str, str] | None = None
     variables: dict[str, str] | None = None
     innodb_metrics: dict[str, int] | None = None
+    innodb_trx: list[dict] | None = None  # INNODB_TRX with PROCESSLIST, as the capture read it
 
 
 @dataclass
@@ -77,7 +79,7 @@ def read_capture(path: Path, tz: str = "UTC") -> Capture:
 # earliest reading); a variables reading left alone joins the nearest stored moment, so a change
 # seen between two polls is detected on a stored row.
 POLL_SPREAD = dt.timedelta(seconds=1)
-_MOMENT_KINDS = ("innodb_status", "global_status", "variables", "innodb_metrics")
+_MOMENT_KINDS = ("innodb_status", "global_status", "variables", "innodb_metrics", "innodb_trx")
 
 
 def read_jsonl(path: Path) -> Capture:
@@ -108,8 +110,6 @@ def _add_host_reading(capture: Capture, ts: dt.datetime, kind: str, item: dict) 
         capture.disk.append((ts, parse_proc_diskstats(item.get("text", ""))))
     elif kind == "iostat":
         capture.iostat_reports += 1
-    elif kind == "innodb_trx":
-        pass  # read, not stored: there is no table for open transactions yet
     else:
         capture.warnings.append(f"unknown reading kind {kind!r} at {ts.isoformat()} skipped")
 
@@ -154,6 +154,8 @@ def _put(moment: Moment, kind: str, item: dict) -> None:
         moment.innodb_status = item.get("text", "")
     elif kind == "innodb_metrics":
         moment.innodb_metrics = {str(n): int(v) for n, v in item.get("rows", [])}
+    elif kind == "innodb_trx":
+        moment.innodb_trx = [row for row in item.get("rows") or [] if isinstance(row, dict)]
     else:
         setattr(moment, kind, {str(n): str(v) for n, v in item.get("rows", [])})
 
@@ -259,6 +261,7 @@ def _store_moment(server: Server, moment: Moment, result: ImportResult) -> bool:
         inserted = ingest.save_innodb_sample(
             server, moment.ts, status=status, raw_text=moment.innodb_status, parser_version=PARSER_VERSION,
             global_status=moment.global_status, innodb_metrics=moment.innodb_metrics, notes=result.warnings,
+            innodb_trx=_with_ages(moment.innodb_trx, status),
         )
     elif moment.global_status is not None:
         inserted = bool(ingest.save_innodb_samples([_status_only_row(server, moment)]))
@@ -266,6 +269,16 @@ def _store_moment(server: Server, moment: Moment, result: ImportResult) -> bool:
         return False
     result.samples += int(inserted)
     return inserted
+
+
+def _with_ages(rows: list[dict] | None, status) -> list[dict] | None:
+    """Captures made before the poll asked the server for each transaction's age: the age is
+    trx_started against the status text's header time (both the server's clock and zone)."""
+    if not rows:
+        return rows
+    header = pt_stalk.parse_server_time(status.server_time)
+    return [row if row.get("trx_age_s") is not None else {**row, "trx_age_s": purge.trx_age_s(row, header)}
+            for row in rows]
 
 
 def _status_only_row(server: Server, moment: Moment) -> dict:

@@ -27,14 +27,19 @@ INNODB_METRICS = (
     "trx_rseg_history_len",
 )
 
-# Open transactions with their sessions (MySQL 5.7/8.0, MariaDB, Percona all have both tables).
+# Open transactions with their sessions, oldest first. `t.*` rather than a column list: the
+# columns differ by version (the MySQL 5.1 plugin has no trx_rows_locked / trx_rows_modified), and
+# naming a missing one fails the whole query; what is absent is reported from the result's columns.
+# The age is the server's own arithmetic: trx_started is in the server's time zone, unknown here.
 INNODB_TRX_QUERY = (
-    "SELECT t.trx_id, t.trx_state, t.trx_started, t.trx_mysql_thread_id, t.trx_query, t.trx_rows_locked, "
-    "t.trx_rows_modified, p.USER AS user, p.HOST AS host, p.COMMAND AS command, p.TIME AS time, p.INFO AS info "
+    "SELECT t.*, TIMESTAMPDIFF(SECOND, t.trx_started, NOW()) AS trx_age_s, "
+    "p.USER AS user, p.HOST AS host, p.COMMAND AS command, p.TIME AS time, p.INFO AS info "
     "FROM information_schema.INNODB_TRX t "
     "LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id "
     "ORDER BY t.trx_started, t.trx_id"
 )
+# What the purge view needs from each row; a server without one of them is told, not guessed at.
+INNODB_TRX_WANTED = ("trx_rows_locked", "trx_rows_modified", "trx_query", "trx_mysql_thread_id")
 
 # MySQL client error codes -> what the DBA should read.
 _ERROR_KINDS = {
@@ -83,6 +88,8 @@ class ServerReading:
     read_at: dict[str, dt.datetime] = field(default_factory=dict)
     # INNODB_TRX joined with PROCESSLIST, one dict per open transaction (read_server(with_trx=True)).
     innodb_trx: list[dict] | None = None
+    # What INNODB_TRX could not give on this server/account (privilege, table, columns), or None.
+    innodb_trx_missing: str | None = None
 
 
 def flavor_of(version: str, version_comment: str) -> str:
@@ -120,10 +127,12 @@ def classify(exc: Exception) -> SourceError:
     return SourceError(kind, f"{code}: {message}" if code is not None else message)
 
 
-def read_server(params: ConnectionParams, *, with_variables: bool = True, with_trx: bool = False) -> ServerReading:
+def read_server(params: ConnectionParams, *, with_variables: bool = True, with_trx: bool = False,
+                trx_limit: int | None = None) -> ServerReading:
     """One poll: INNODB STATUS, GLOBAL STATUS (and VARIABLES) read back to back on one
     connection, so the counters and the status text describe the same moment. Each kind's own
-    read time is kept in `read_at` (`captured_at` is the status text's)."""
+    read time is kept in `read_at` (`captured_at` is the status text's). `with_trx` adds the open
+    transactions, the `trx_limit` oldest only when given (a poll needs the oldest few)."""
     conn = connect(params)
     try:
         cur = conn.cursor()
@@ -147,13 +156,13 @@ def read_server(params: ConnectionParams, *, with_variables: bool = True, with_t
         read_at["innodb_metrics"] = dt.datetime.now(dt.UTC)
         metrics = _read_innodb_metrics(cur)
         setters = _read_variable_setters(cur, version, comment) if with_variables else None
-        trx = None
+        trx = trx_missing = None
         if with_trx:
             read_at["innodb_trx"] = dt.datetime.now(dt.UTC)
-            trx = _read_innodb_trx(cur)
+            trx, trx_missing = read_innodb_trx(cur, trx_limit)
         return ServerReading(
             captured_at, status_text, global_status, variables, metrics, version, comment, round_trip_ms,
-            setters, read_at, trx,
+            setters, read_at, trx, trx_missing,
         )
     except MySQLdb.Error as exc:
         raise classify(exc) from None
@@ -182,13 +191,28 @@ def _read_innodb_metrics(cur) -> dict[str, int]:
     return result
 
 
-def _read_innodb_trx(cur) -> list[dict] | None:
+def read_innodb_trx(cur, limit: int | None = None) -> tuple[list[dict] | None, str | None]:
+    """(rows, what is missing): INNODB_TRX joined with PROCESSLIST, oldest first, one query.
+    Rows are None when the table cannot be read, with the reason in the DBA's terms."""
+    sql = INNODB_TRX_QUERY + (f" LIMIT {int(limit)}" if limit else "")
     try:
-        cur.execute(INNODB_TRX_QUERY)
-    except MySQLdb.Error:
-        return None  # no PROCESS privilege: the transactions are simply absent
+        cur.execute(sql)
+    except MySQLdb.Error as exc:
+        return None, _trx_unreadable(exc)
     names = [d[0].lower() for d in cur.description]
-    return [{name: _json_value(value) for name, value in zip(names, row)} for row in cur.fetchall()]
+    rows = [{name: _json_value(value) for name, value in zip(names, row)} for row in cur.fetchall()]
+    absent = [c for c in INNODB_TRX_WANTED if c not in names]
+    return rows, (f"INFORMATION_SCHEMA.INNODB_TRX has no {', '.join(absent)} on this version" if absent else None)
+
+
+def _trx_unreadable(exc: Exception) -> str:
+    error = classify(exc)
+    code = exc.args[0] if exc.args else None
+    if error.kind in {"privilege", "auth"}:
+        return f"INFORMATION_SCHEMA.INNODB_TRX not readable: the monitoring account needs PROCESS ({error})"
+    if code in {1109, 1146}:  # unknown table: MySQL 5.1 without the InnoDB plugin, plugin not loaded
+        return f"INFORMATION_SCHEMA.INNODB_TRX does not exist on this server ({error})"
+    return f"INFORMATION_SCHEMA.INNODB_TRX not read ({error})"
 
 
 def _json_value(value):

@@ -58,6 +58,7 @@ def encode(server_id: int, reading: Any) -> str:
         "innodb_status_zlib": text,
         "global_status": reading.global_status,
         "innodb_metrics": reading.innodb_metrics,
+        "innodb_trx": getattr(reading, "innodb_trx", None),
     })
 
 
@@ -153,6 +154,7 @@ def store(item: dict[str, Any]) -> bool:
     stored = ingest.save_innodb_sample(
         server, ts, status=status, raw_text=item["innodb_status"], parser_version=PARSER_VERSION,
         global_status=item["global_status"], innodb_metrics=item["innodb_metrics"],
+        innodb_trx=item.get("innodb_trx"),
     )
     if stored:
         CollectorRun.objects.create(

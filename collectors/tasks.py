@@ -26,6 +26,8 @@ from servers.models import CollectorRun, Server
 from timeseries import ingest, poll_events
 
 log = logging.getLogger(__name__)
+# INNODB_TRX rows read per poll, oldest first: enough to name who holds the oldest read views.
+OLDEST_TRX_ROWS = 5
 
 
 @shared_task(name="collectors.schedule_polls", ignore_result=True)
@@ -71,7 +73,8 @@ def poll_once(server: Server) -> CollectorRun:
         params = sources.ConnectionParams(
             server.host, server.port, server.user, server.get_password(), settings.INNOWATCH_POLL_TIMEOUT_S
         )
-        reading = sources.read_server(params, with_variables=_variables_due(server))
+        reading = sources.read_server(params, with_variables=_variables_due(server), with_trx=True,
+                                      trx_limit=OLDEST_TRX_ROWS)
         status = parse_innodb_status(reading.innodb_status)
         notes = list(status.warnings)  # and any field stored NULL because its column cannot hold it
         try:
@@ -84,6 +87,7 @@ def poll_once(server: Server) -> CollectorRun:
                 global_status=reading.global_status,
                 innodb_metrics=reading.innodb_metrics,
                 notes=notes,
+                innodb_trx=reading.innodb_trx,
             )
         except spool.DB_UNAVAILABLE as exc:
             # PostgreSQL is down but the server was read: keep the reading for drain_spool.
@@ -96,6 +100,8 @@ def poll_once(server: Server) -> CollectorRun:
         if notes or not status.complete:
             run.status = CollectorRun.Status.WARNING
             run.error = "; ".join(notes[:5]) or "status text truncated (no END marker)"
+        elif reading.innodb_trx_missing:
+            run.error = reading.innodb_trx_missing  # the sample is whole; the page says what it lacks
         run.sample_at = reading.captured_at
     return run
 

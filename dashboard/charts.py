@@ -90,6 +90,29 @@ def hll_chart(limits: ServerLimits) -> dict:
             "lines": lines, "blocker_bands": True}
 
 
+def purge_lag_chart() -> dict:
+    """How fast purge falls behind: the history list's growth (least squares over 10 minutes, what
+    hll-growing alerts on) and the distance in transaction ids from the trx id counter to what purge
+    has finished, which every version prints, INNODB_METRICS or not."""
+    return {"id": "chart-purge-lag", "title": "Purge lag: history list growth and transactions behind",
+            "y_title": "undo logs/h", "y2_title": "trx ids",
+            "series": [{"metric": "hll_growth_per_h", "label": "history list growth /h (10-min fit)", "scale": 1},
+                       {"metric": "purge_lag_trx_ids", "label": "trx ids not yet purged", "scale": 1,
+                        "axis": "y2", "optional": True}],
+            "lines": [_line(0, "no growth", LWM, "dot")], "blocker_bands": True}
+
+
+def purge_settings_chart() -> dict:
+    """What purge was allowed to do, as steps from the variable history (a change is a step at
+    the poll that saw it), with the DML delay settings in force at the end of the range."""
+    return {"id": "chart-purge-settings", "title": "Purge settings and DML delay",
+            "y_title": "purge threads", "y2_title": "batch size (undo log pages)", "series": [],
+            "variable_steps": [{"name": "innodb_purge_threads", "label": "innodb_purge_threads", "axis": "y"},
+                               {"name": "innodb_purge_batch_size", "label": "innodb_purge_batch_size",
+                                "axis": "y2"}],
+            "variable_notes": ["innodb_max_purge_lag", "innodb_max_purge_lag_delay"]}
+
+
 def simple_charts() -> list[dict]:
     return [
         {"id": "chart-semaphores", "title": "Semaphore waits", "y_title": "threads", "y2_title": "s",
@@ -130,7 +153,8 @@ def server_charts(limits: ServerLimits, has_disk: bool = False) -> list[dict]:
             # minutes until checkpoint age reaches the sync point (10.5+: max age) at its growth
             "derived": [{"name": "runway_min", "label": "runway (min, ≤ 4 h)", "axis": "y2",
                          "inputs": ["checkpoint_age_bytes"]}]}
-    charts = [checkpoint_chart(limits), redo, flush_chart(limits), dirty_chart(limits), hll_chart(limits)]
+    charts = [checkpoint_chart(limits), redo, flush_chart(limits), dirty_chart(limits), hll_chart(limits),
+              purge_lag_chart(), purge_settings_chart()]
     charts += simple_charts()
     disk = disk_chart() if has_disk else None
     if disk is not None:
@@ -148,6 +172,7 @@ def page_config(server, limits: ServerLimits, has_disk_rows: bool = False) -> di
         "series_url": reverse("api-server-series-series", args=[server.pk]),
         "latches_url": reverse("api-server-series-latches", args=[server.pk]),
         "blockers_url": reverse("api-server-series-purge-blockers", args=[server.pk]),
+        "steps_url": reverse("api-server-series-variable-steps", args=[server.pk]),
         "raw_url": reverse("raw", args=[server.pk]),
         "annotations_url": "/api/v1/annotations",
         "poll_interval_s": server.poll_interval_s,

@@ -23,6 +23,7 @@ from timeseries.metrics import DISK_METRICS, METRICS
 from timeseries.models import InnodbSample, ReadViewHolder, SemaphoreWaitSample
 from timeseries.raw import deadlock_section, raw_status_at, status_text
 from timeseries.thresholds import server_limits
+from timeseries.variable_steps import STEP_VARIABLES, variable_steps
 
 MAX_POINTS = 5000
 MAX_METRICS = 20
@@ -128,20 +129,35 @@ class PurgeBlockerSerializer(serializers.Serializer):
     last_seen = serializers.CharField()
     max_age_s = serializers.IntegerField(allow_null=True)
     statement = serializers.CharField(allow_null=True)
+    rows_locked = serializers.IntegerField(allow_null=True, help_text="as last seen; INNODB_TRX or the status text")
+    rows_modified = serializers.IntegerField(allow_null=True, help_text="as last seen; null: not shown")
 
 
 def purge_blockers(server: Server, start, end) -> list[dict]:
     """The oldest-view holders over [start, end] as intervals, newest first (analysis.purge)."""
     rows = ReadViewHolder.objects.filter(server=server, ts__gte=start, ts__lte=end).order_by("ts", "rank")
     sightings = [(r.ts.timestamp(), ViewHolder(r.thread_id, r.user or None, r.host or None, r.trx_id or None,
-                                               r.age_s, r.state or None, r.statement or None))
+                                               r.age_s, r.state or None, r.statement or None, r.rows_locked,
+                                               r.rows_modified))
                  for r in rows[:MAX_HOLDER_ROWS]]
     gap_s = 3 * max(server.poll_interval_s, 1)
     return [{"thread_id": i.thread_id, "user": i.user, "host": i.host, "trx_id": i.trx_id,
              "first_seen": dt.datetime.fromtimestamp(i.first_seen, dt.UTC).isoformat(),
              "last_seen": dt.datetime.fromtimestamp(i.last_seen, dt.UTC).isoformat(),
-             "max_age_s": i.max_age_s, "statement": i.statement}
+             "max_age_s": i.max_age_s, "statement": i.statement, "rows_locked": i.rows_locked,
+             "rows_modified": i.rows_modified}
             for i in hold_intervals(sightings, gap_s)]
+
+
+class VariableStepsQuery(TimeRangeQuery):
+    names = serializers.CharField(required=False, help_text=f"comma-separated, of: {', '.join(STEP_VARIABLES)}")
+
+    def validate(self, attrs):
+        names = [n.strip() for n in attrs.get("names", "").split(",") if n.strip()] or list(STEP_VARIABLES)
+        unknown = [n for n in names if n not in STEP_VARIABLES]
+        if unknown:
+            raise BadRequest(f"unknown variable(s): {', '.join(unknown)}; known: {', '.join(STEP_VARIABLES)}")
+        return {**super().validate(attrs), "names": list(dict.fromkeys(names))}
 
 
 class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
@@ -196,6 +212,16 @@ class ServerSeriesViewSet(RefuseNul, viewsets.GenericViewSet):
         server = get_object_or_404(Server, pk=pk)
         query = validated(TimeRangeQuery, request.query_params)
         return Response(purge_blockers(server, query["start"], query["end"]))
+
+    @extend_schema(parameters=[VariableStepsQuery], responses=OpenApiTypes.OBJECT)
+    @action(detail=True, methods=["get"], url_path="variable-steps")
+    def variable_steps(self, request, pk=None):
+        """Purge variables over the range as steps from the variable history:
+        {"variables": {name: {"t": [epoch ms], "value": [...]}}}; null = not on this server."""
+        server = get_object_or_404(Server, pk=pk)
+        query = validated(VariableStepsQuery, request.query_params)
+        steps = variable_steps(server, query["names"], query["start"], query["end"])
+        return Response({"start": query["start"].isoformat(), "end": query["end"].isoformat(), "variables": steps})
 
     @extend_schema(parameters=[TimeRangeQuery], responses=LatchesSerializer)
     @action(detail=True, methods=["get"])

@@ -290,28 +290,38 @@ def save_innodb_sample(
     global_status: dict[str, str] | None = None,
     innodb_metrics: dict[str, int] | None = None,
     notes: list[str] | None = None,
+    innodb_trx: list[dict] | None = None,
 ) -> bool:
     """Write one poll. Returns False when (server, ts) was already stored (a redelivery). A field
-    its column cannot hold is stored NULL, with a line in `notes` (see fit_to_columns)."""
+    its column cannot hold is stored NULL, with a line in `notes` (see fit_to_columns).
+    `innodb_trx`: the poll's INNODB_TRX rows (with trx_age_s), when read: see view_holder_rows."""
     fields = sample_fields_from_status(status)
     fields.update(sample_fields_from_global_status(global_status or {}))
     fill_missing_from_global_status(fields, global_status or {})
     fields.update(sample_fields_from_innodb_metrics(innodb_metrics or {}))
     raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=zlib.compress(raw_text.encode(), 6))
     waits = semaphore_rows(server, ts, status)
-    holders = view_holder_rows(server, ts, status)
+    holders = view_holder_rows(server, ts, status, innodb_trx)
+    not_shown = purge.holders_not_shown(getattr(status, "transactions", None))
+    if not_shown and innodb_trx is None and notes is not None and status.transactions is None:
+        notes.append(not_shown)  # a cut list is already a parser warning
     row = sample_row(server.pk, ts, **fields)
     return _write_with_partitions({ts}, lambda: _insert_once(row, raw, waits, notes, holders))
 
 
-def view_holder_rows(server: Server, ts: dt.datetime, status: Any) -> list[ReadViewHolder]:
-    """The oldest read views' holders as the status text names them (analysis.purge)."""
+def view_holder_rows(server: Server, ts: dt.datetime, status: Any,
+                     innodb_trx: list[dict] | None = None) -> list[ReadViewHolder]:
+    """The oldest read views' holders as the status text names them, completed (and, where the
+    text cut its list, extended) from INNODB_TRX rows of the same poll (analysis.purge)."""
+    transactions = getattr(status, "transactions", None)
+    holders = purge.holders_with_trx(purge.holders_from_status(transactions), innodb_trx,
+                                     text_lists_all=purge.text_lists_all(transactions))
     return [
         ReadViewHolder(server=server, ts=ts, rank=rank, thread_id=h.thread_id, user=(h.user or "")[:100],
                        host=(h.host or "")[:255], trx_id=(h.trx_id or "")[:40], age_s=h.age_s,
                        state=(h.state or "")[:100], statement=h.statement or "", rows_locked=h.rows_locked,
-                       rows_modified=h.rows_modified)
-        for rank, h in enumerate(purge.holders_from_status(getattr(status, "transactions", None)))
+                       rows_modified=h.rows_modified, source=h.source)
+        for rank, h in enumerate(holders)
     ]
 
 

@@ -9,10 +9,16 @@ from dataclasses import dataclass
 class Metric:
     name: str
     column: str
-    kind: str  # "gauge": charted as stored; "rate": per-second rate of a cumulative counter
+    kind: str  # "gauge": as stored; "rate": per-second rate of a counter; "slope": rolling least squares
     unit: str
     label: str
-    scale: float = 1.0  # applied to the rate (e.g. pages -> per second stays 1)
+    scale: float = 1.0  # applied to the rate or slope (e.g. per second -> per hour: 3600)
+    minus: str | None = None  # a gauge that is `column` minus this column of the same sample
+    window_s: int = 0  # "slope": the trailing window the least-squares line is fitted over
+
+
+# The history list's growth: least squares over the trailing 10 minutes (the hll-growing alert's too).
+HLL_SLOPE_WINDOW_S = 600
 
 
 _METRICS = [
@@ -53,6 +59,10 @@ _METRICS = [
            "Purged delete-marked records"),
     Metric("purge_upd_exist_or_extern_records_per_s", "purge_upd_exist_or_extern_records", "rate", "records/s",
            "Purged updated records"),
+    # How far purge is behind in transaction ids: Trx id counter minus "Purge done for trx's n:o <".
+    Metric("purge_lag_trx_ids", "trx_id_counter", "gauge", "trx ids", "Purge lag", minus="purge_trx_id"),
+    Metric("hll_growth_per_h", "history_list_length", "slope", "undo logs/h", "History list growth",
+           scale=3600.0, window_s=HLL_SLOPE_WINDOW_S),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 

@@ -47,8 +47,19 @@ def floor_time(ts: dt.datetime, width_s: int) -> dt.datetime:
 def value_expr(metric: Metric) -> str:
     """Per-sample value of a metric: the gauge, or the rate since the previous sample."""
     col = f's."{metric.column}"'
+    if metric.minus:
+        return f'({col} - s."{metric.minus}")::float8'
     if metric.kind == "gauge":
         return f"{col}::float8"
+    if metric.kind == "slope":
+        # analysis.trend.slope_per_s over the samples of the trailing window, the current one
+        # included. Not drawn until the samples span a tenth of the window: a line through the
+        # first two polls after a gap is noise (a 2-s fit at a capture's start read 2.4 M/h).
+        frame = (f"(PARTITION BY s.server_id ORDER BY s.ts "
+                 f"RANGE BETWEEN '{int(metric.window_s)} seconds'::interval PRECEDING AND CURRENT ROW)")
+        span = f"extract(epoch FROM s.ts - min(s.ts) OVER {frame})"
+        slope = f"regr_slope({col}::float8, extract(epoch FROM s.ts)::float8) OVER {frame}"
+        return f"CASE WHEN {span} >= {metric.window_s / 10!r} THEN {slope} * {float(metric.scale)!r} END"
     prev = f"lag({col}) OVER w"
     dt_s = "extract(epoch FROM s.ts - lag(s.ts) OVER w)::float8"
     # Same rules as analysis.rates.counter_rates: gap > 3 intervals or a counter reset: no rate.
@@ -63,7 +74,7 @@ def raw_buckets_sql(metrics: list[Metric], width_s: int, *, one_server: bool) ->
 
     Parameters (named): start, end, lookback (start minus the longest gap a rate may span),
     and server when one_server."""
-    needs_lag = any(m.kind == "rate" for m in metrics)
+    needs_lag = any(m.kind == "rate" for m in metrics)  # slopes name their own window
     values = ", ".join(f"{value_expr(m)} AS v{i}" for i, m in enumerate(metrics))
     aggs = ", ".join(f"min(v{i}), sum(v{i}), max(v{i}), count(v{i})" for i in range(len(metrics)))
     where = "s.server_id = %(server)s AND " if one_server else ""
@@ -98,8 +109,9 @@ def rollup_metrics() -> list[Metric]:
     return [METRICS[name] for name in ROLLUP_METRICS if name in METRICS]
 
 
-def lookback_for(start: dt.datetime, poll_interval_s: int) -> dt.datetime:
-    return start - dt.timedelta(seconds=3 * poll_interval_s)
+def lookback_for(start: dt.datetime, poll_interval_s: int, metrics: list[Metric] = ()) -> dt.datetime:
+    """How far before `start` raw rows are read: a rate needs the sample before, a slope its window."""
+    return start - dt.timedelta(seconds=max([3 * poll_interval_s] + [m.window_s for m in metrics]))
 
 
 # ---- building ----------------------------------------------------------------------------------

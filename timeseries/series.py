@@ -43,7 +43,7 @@ def series_for(
 def _raw_part(server, metrics: list[Metric], width: int, start, end, tag: str) -> tuple[str, dict]:
     sql, _ = rollups.raw_buckets_sql(metrics, width, one_server=True)
     params = {"server": server.pk, "start": start, "end": end,
-              "lookback": rollups.lookback_for(start, server.poll_interval_s)}
+              "lookback": rollups.lookback_for(start, server.poll_interval_s, metrics)}
     return _tagged(sql, params, tag)
 
 

@@ -11,6 +11,7 @@
   const state = { mode: "relative", seconds: 3600, start: 0, end: 0, utc: false };
   let annotations = [];
   let blockers = [];  // oldest-read-view holders over the range, as intervals
+  let steps = {};  // purge variables over the range, as steps from the variable history
   let syncing = 0;
   let timer = null;
   let generation = 0;
@@ -156,6 +157,33 @@
     });
     return [{ x, y, yaxis: d.axis || "y", name: d.label, mode: "lines", line: { width: 1.5, dash: "dot", color: PALETTE[4] } }];
   }
+  // Variables as step lines ("hv": the value holds until the poll that saw the change).
+  function stepTraces(spec) {
+    return (spec.variable_steps || []).flatMap((v, i) => {
+      const s = steps[v.name];
+      if (!s || s.value.every((x) => x === null)) return [];
+      return [{ x: s.t.map(toX), y: s.value, yaxis: v.axis || "y", name: v.label, mode: "lines",
+        line: { shape: "hv", width: 2, color: PALETTE[(i + 2) % PALETTE.length] } }];
+    });
+  }
+  const NOTES = {
+    innodb_max_purge_lag: (v) => v === 0 ? "innodb_max_purge_lag 0: DML never delayed"
+      : "innodb_max_purge_lag " + v + " undo log units: above it each row operation waits (HLL/lag − 0.5) × 10 ms",
+    // trx_purge_dml_delay clamps the delay to this cap (5.6+, MariaDB): at 0 nothing is delayed.
+    innodb_max_purge_lag_delay: (v) => v === 0 ? "innodb_max_purge_lag_delay 0 µs: the delay is capped at 0, DML never delayed"
+      : "innodb_max_purge_lag_delay " + v + " µs: the longest delay per row operation",
+  };
+  function variableNotes(spec) {
+    const lines = (spec.variable_notes || []).concat((spec.variable_steps || []).map((v) => v.name)).map((name) => {
+      const s = steps[name];
+      const last = s ? s.value[s.value.length - 1] : null;
+      if (last === null || last === undefined) return s ? name + ": not on this version" : null;
+      return NOTES[name] ? NOTES[name](last) : null;
+    }).filter((t) => t);
+    // Above the plot area (layout() gives these charts a taller top margin), clear of the step lines.
+    return lines.length ? [{ xref: "paper", yref: "paper", x: 0, y: 1, xanchor: "left", yanchor: "bottom", align: "left",
+      showarrow: false, text: lines.map(escapeText).join("<br>"), font: { size: 10, color: "#57606a" } }] : [];
+  }
   function annotationTrace(spec) {
     if (!annotations.length) return [];
     return [{
@@ -189,6 +217,7 @@
   }
   function layout(spec, range) {
     const hasY2 = spec.series.some((s) => s.axis === "y2") || (spec.derived || []).length > 0 ||
+      (spec.variable_steps || []).some((v) => v.axis === "y2") ||
       (spec.lines || []).some((l) => l.axis === "y2");
     // Drawing time: tick labels may overflow (the default measures every label to hide
     // those past the div; the margins leave them room), and the bottom margin already holds one row of
@@ -201,8 +230,10 @@
       xaxis: { type: "date", range: [toAxis(range[0]), toAxis(range[1])], ticklabeloverflow: "allow" },
       yaxis: { rangemode: "tozero", ticklabeloverflow: "allow" },
       yaxis3: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true },
-      legend: { orientation: "h", y: -0.18 }, shapes: shapes(spec, range), annotations: lineLabels(spec),
+      legend: { orientation: "h", y: -0.18 }, shapes: shapes(spec, range),
+      annotations: lineLabels(spec).concat(variableNotes(spec)),
     };
+    if ((spec.variable_notes || []).length) out.margin.t = 34;
     if (hasY2) out.yaxis2 = { overlaying: "y", side: "right", rangemode: "tozero", ticklabeloverflow: "allow" };
     return out;
   }
@@ -222,6 +253,7 @@
       data = data.concat(seriesTraces(s, metrics[s.metric], i === 0, PALETTE[i % PALETTE.length]));
     });
     (spec.derived || []).forEach((d) => { data = data.concat(derivedTrace(d, metrics)); });
+    data = data.concat(stepTraces(spec));
     const empty = data.length === 0;
     data = data.concat(annotationTrace(spec));
     const figureLayout = layout(spec, range);
@@ -233,7 +265,7 @@
     try {
       await Plotly.react(div, data, figureLayout, { responsive: true, displayModeBar: false, doubleClick: "autosize" });
     } finally { syncing--; }
-    const first = metrics[spec.series[0].metric];
+    const first = spec.series.length ? metrics[spec.series[0].metric] : null;
     div.dataset.drawn = String(data.length);
     div.dataset.points = String(first && first.t ? first.t.length : 0);
     div.dataset.range = Math.round(range[0]) + "," + Math.round(range[1]);
@@ -299,19 +331,33 @@
       return rows.map((r) => ({ ...r, t0: Date.parse(r.first_seen), t1: Date.parse(r.last_seen) }));
     } catch (e) { return []; }
   }
+  async function fetchSteps(range) {
+    const names = new Set();
+    charts.forEach(({ spec }) => (spec.variable_steps || []).map((v) => v.name).concat(spec.variable_notes || [])
+      .forEach((n) => names.add(n)));
+    if (!names.size) return {};
+    try {
+      const body = await getJSON(cfg.steps_url + "?names=" + encodeURIComponent(Array.from(names).join(",")) +
+        "&start=" + new Date(range[0]).toISOString() + "&end=" + new Date(range[1]).toISOString());
+      return body.variables || {};
+    } catch (e) { return {}; }
+  }
   function drawBlockers() {
     const tbody = el("blocker-table").tBodies[0];
     tbody.replaceChildren();
     if (!blockers.length) {
       const tr = tbody.insertRow(), td = tr.insertCell();
-      td.colSpan = 6; td.className = "muted"; td.textContent = "No read view was held 10 s or more in this range.";
+      td.colSpan = 7; td.className = "muted"; td.textContent = "No read view was held 10 s or more in this range.";
     }
+    const NOT_SHOWN = "not shown by this version";
+    const num = (v) => (v === null || v === undefined ? "–" : String(v));
     blockers.forEach((b) => {
       const tr = tbody.insertRow();
-      const who = (b.user || "?") + "@" + (b.host || "?");
-      const cells = [b.thread_id === null ? "?" : b.thread_id, who, toAxis(b.t0).slice(0, 19) + " – " + toAxis(b.t1).slice(11, 19),
-        b.max_age_s === null ? "" : b.max_age_s, b.trx_id || "", b.statement || ""];
-      cells.forEach((v, i) => { const td = tr.insertCell(); td.textContent = String(v); if (i === 3) td.className = "num"; });
+      const who = b.user || b.host ? (b.user || "?") + "@" + (b.host || "?") : NOT_SHOWN;
+      const cells = [b.thread_id === null ? NOT_SHOWN : b.thread_id, who,
+        toAxis(b.t0).slice(0, 19) + " – " + toAxis(b.t1).slice(11, 19), num(b.max_age_s), b.trx_id || "",
+        num(b.rows_locked) + " / " + num(b.rows_modified), b.statement || ""];
+      cells.forEach((v, i) => { const td = tr.insertCell(); td.textContent = String(v); if (i === 3 || i === 5) td.className = "num"; });
     });
   }
 
@@ -324,8 +370,9 @@
     const points = Math.max(100, Math.min(1500, Math.floor(width)));
     const annotationsDone = fetchAnnotations(range).then((a) => { if (gen === generation) annotations = a; });
     const blockersDone = fetchBlockers(range).then((b) => { if (gen === generation) { blockers = b; drawBlockers(); } });
+    const stepsDone = fetchSteps(range).then((s) => { if (gen === generation) steps = s; });
     const metricPromises = fetchAll(range, points);
-    await Promise.all([annotationsDone, blockersDone]);
+    await Promise.all([annotationsDone, blockersDone, stepsDone]);
     await Promise.all(charts.map((c, i) => drawChart(c, metricPromises[i], range, gen)));
     drawLatches(range);
     if (gen === generation) document.body.dataset.chartsReady = "1";

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.purge import ViewHolder, hold_intervals, holders_from_status, split_client
+from analysis.purge import ViewHolder, hold_intervals, holders_from_status, holders_not_shown, split_client
 from collectors.parsers.innodb_status import parse_innodb_status
 
 STATUSES = Path(__file__).resolve().parent.parent / "fixtures" / "innodb_status"
@@ -60,3 +60,34 @@ def test_sightings_join_into_intervals_newest_first():
     intervals = hold_intervals(sightings, gap_s=30)
     assert [(i.thread_id, i.first_seen, i.last_seen, i.max_age_s) for i in intervals] == [
         (1, 100, 100, 110), (1, 0, 20, 30), (2, 10, 10, 12)]
+
+
+CORPUS = sorted(STATUSES.glob("*.txt"))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.stem)
+def test_every_corpus_status_names_the_holder_or_says_why_not(path):
+    """Each text either names the oldest view's holder, lists every session with none holding a
+    view (nothing to name), or says what this version's text does not show."""
+    transactions = parse_innodb_status(path.read_text(errors="replace")).transactions
+    holders = holders_from_status(transactions, min_age_s=0)
+    reason = holders_not_shown(transactions)
+    if holders:
+        assert holders[0].thread_id is not None and holders[0].age_s is not None
+    elif reason is None:
+        assert transactions.read_views == 0  # the whole list printed, and no session holds a view
+    else:
+        assert "not shown by this version" in reason or "partly shown" in reason
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("unknown--cacti-innodb-010", "not shown by this version: no TRANSACTIONS section"),
+    ("unknown--pt-deadlock-logger-bug-1082104", "not shown by this version: no TRANSACTIONS section"),
+    ("unknown--nagios-innodb-status-001", "partly shown: the server cut the transaction list"),
+    ("mysql-8.0--datadog-mysql-80", None),  # six sessions, none in a transaction
+    ("mysql-8.4--datadog-mysql-84", None),  # one in a lock wait, without a read view
+])
+def test_what_a_version_does_not_show_is_said(name, expected):
+    transactions = parse_innodb_status((STATUSES / f"{name}.txt").read_text(errors="replace")).transactions
+    reason = holders_not_shown(transactions)
+    assert (reason is None) if expected is None else (expected in reason)

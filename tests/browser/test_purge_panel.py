@@ -33,10 +33,24 @@ def test_the_purge_panel_names_the_holder_and_bands_the_hold(browser, live_serve
     cells = row.locator("td").all_inner_texts()
     assert cells[:2] == ["1539", "reporting@127.0.0.1"]
     assert 145 <= int(cells[3]) <= 151
+    assert cells[5] == "0 / 0"  # INNODB_TRX's rows locked / modified, from the capture
     bands = page.evaluate("""() => document.getElementById('chart-hll').layout.shapes
         .filter(s => s.type === 'rect' && s.fillcolor === '#d1242f').length""")
     assert bands == 1
     traces = page.evaluate("() => document.getElementById('chart-hll').data.map(t => t.name)")
     assert "purged undo pages/s" in traces
+    lag = page.evaluate("""() => { const d = document.getElementById('chart-purge-lag');
+        return {names: d.data.map(t => t.name), peak: Math.max(...d.data.filter(t => t.name && t.name.startsWith('history'))[0].y),
+                bands: d.layout.shapes.filter(s => s.type === 'rect' && s.fillcolor === '#d1242f').length}; }""")
+    assert {"history list growth /h (10-min fit)", "trx ids not yet purged"} <= set(lag["names"])
+    assert lag["peak"] > 1_000_000 and lag["bands"] == 1
+    settings = page.evaluate("""() => { const d = document.getElementById('chart-purge-settings');
+        return {steps: d.data.filter(t => t.line && t.line.shape === 'hv').map(t => [t.name, t.y[0]]),
+                notes: d.layout.annotations.map(a => a.text).join(' ')}; }""")
+    assert settings["steps"] == [["innodb_purge_threads", 4], ["innodb_purge_batch_size", 127]]
+    assert "innodb_max_purge_lag 0: DML never delayed" in settings["notes"]
+    assert "innodb_max_purge_lag_delay 0 µs: the delay is capped at 0" in settings["notes"]
+    page.locator("#chart-purge-lag-box").screenshot(
+        path=str(Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "purge-lag.png"))
     page.locator("section.blockers").screenshot(
         path=str(Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "purge-blockers.png"))
