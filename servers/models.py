@@ -125,6 +125,14 @@ class VariableChange(models.Model):
         indexes = [models.Index(fields=["server", "name", "ts"], name="varchange_server_name_ts")]
 
 
+class PollMinuteQuerySet(models.QuerySet):
+    def totals(self) -> dict[str, int]:
+        """Polls, failures and warnings summed over the rows."""
+        sums = self.aggregate(polls=models.Sum("polls"), failures=models.Sum("failures"),
+                              warnings=models.Sum("warnings"))
+        return {k: v or 0 for k, v in sums.items()}
+
+
 class PollMinute(models.Model):
     """The polls of one server in one UTC minute: how many, how many failed or warned, and each
     one's duration (for p50/p95). One row per server-minute instead of one per poll."""
@@ -135,6 +143,8 @@ class PollMinute(models.Model):
     failures = models.IntegerField(default=0)
     warnings = models.IntegerField(default=0)
     durations_ms = ArrayField(models.FloatField(), default=list)
+
+    objects = PollMinuteQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["server", "minute"], name="pollminute_server_minute")]
