@@ -49,7 +49,7 @@ class PollWriter:
     def _reset_after_fork(self) -> None:
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
-        self._entries: list[str] = []
+        self._entries: list[tuple[str, dict]] = []
         self._journal: str | None = None
         self._opened = 0.0
         self._timer: threading.Thread | None = None
@@ -57,15 +57,22 @@ class PollWriter:
 
     def add(self, entry: dict, state_updates: dict[int, dict] | None = None) -> None:
         """Journal one poll (and the servers' next state) in Redis, then keep it for the batch."""
-        text = json.dumps(entry, default=str)
+        self.add_many([(entry, state_updates or {})])
+
+    def add_many(self, outcomes: list[tuple[dict, dict[int, dict]]]) -> None:
+        """Journal polls and the servers' next state in one Redis round trip, then keep them."""
+        if not outcomes:
+            return
+        texts = [json.dumps(entry, default=str) for entry, _ in outcomes]
+        states = {sid: state for _, update in outcomes for sid, state in update.items()}
         with self._lock:
             new_journal = self._journal is None
             if new_journal:
                 self._journal, self._opened = JOURNAL_PREFIX + uuid.uuid4().hex, time.monotonic()
             journal = self._journal
-            self._entries.append(text)
+            self._entries.extend(zip(texts, (entry for entry, _ in outcomes), strict=True))
             due = len(self._entries) >= self.max_polls
-        _journal(journal, text, new_journal, state_updates)
+        _journal(journal, texts, new_journal, states)
         if due:
             self.flush()
         else:
@@ -83,14 +90,14 @@ class PollWriter:
             if not entries:
                 return 0
             try:
-                self.stored += store_polls([json.loads(e) for e in entries])
+                self.stored += store_polls([entry for _, entry in entries])
             except spool.DB_UNAVAILABLE as exc:
                 spool.forget_connection_if_broken()
                 log.warning("PostgreSQL unavailable: %d polls moved to the spool (%s)", len(entries), exc)
-                spool.push_entries(entries)
+                spool.push_entries([text for text, _ in entries])
             except Exception:  # a batch that cannot be stored: the spool stores one by one, sets bad ones aside
                 log.exception("batch of %d polls not stored; moved to the spool", len(entries))
-                spool.push_entries(entries)
+                spool.push_entries([text for text, _ in entries])
             _forget_journal(journal)
             return len(entries)
 
@@ -111,14 +118,14 @@ class PollWriter:
                     close_old_connections()
 
 
-def _journal(journal: str, text: str, new_journal: bool, state_updates: dict[int, dict] | None) -> None:
+def _journal(journal: str, texts: list[str], new_journal: bool, state_updates: dict[int, dict]) -> None:
     try:
         pipe = spool._redis().pipeline(transaction=False)
         if new_journal:
             pipe.zadd(JOURNALS_KEY, {journal: time.time()})
-        pipe.rpush(journal, text)
-        if new_journal:
-            pipe.expire(journal, JOURNAL_TTL_S)
+        pipe.rpush(journal, *texts)
+        # Every time: a push racing the flush that deleted this journal must not leave it forever.
+        pipe.expire(journal, JOURNAL_TTL_S)
         if state_updates:
             pipe.hset(poll_state.STATE_KEY, mapping={sid: json.dumps(s) for sid, s in state_updates.items()})
         pipe.execute()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import logging
 from collections.abc import Mapping
@@ -42,11 +43,11 @@ def decode(raw: bytes | str | None) -> dict:
 def variables_digest(variables: Mapping[str, str]) -> str:
     """Digest of the variables a DBA sets (the ever-moving GTID positions left out). Served in the
     server's own order (sorted by name): a different order only costs one needless diff."""
-    digest = hashlib.sha1(usedforsecurity=False)
-    for name, value in variables.items():
-        if name not in changes.VOLATILE:
-            digest.update(f"{name}\0{value}\n".encode())
-    return digest.hexdigest()
+    kept = dict(variables)
+    for name in changes.VOLATILE:
+        kept.pop(name, None)
+    text = "\0".join(itertools.chain.from_iterable(kept.items()))  # ~650 variables, every poll: one join
+    return hashlib.sha1(text.encode(errors="surrogatepass"), usedforsecurity=False).hexdigest()
 
 
 def variables_due(server: Server, state: dict, now_s: float) -> bool:

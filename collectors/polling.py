@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from dataclasses import dataclass
 from functools import lru_cache
 
 from django.conf import settings
@@ -32,17 +33,43 @@ def _password(encrypted: str) -> str:
     return decrypt_secret(encrypted)
 
 
+_servers: dict[tuple, Server] = {}
+
+
+def server_from_roster(entry: dict) -> Server:
+    """The (unsaved) Server a roster entry describes, one instance per distinct entry."""
+    key = tuple(entry.items())
+    server = _servers.get(key)
+    if server is None:
+        if len(_servers) > 20_000:
+            _servers.clear()
+        server = _servers[key] = Server(**entry)
+    return server
+
+
 def connection_params(server: Server) -> sources.ConnectionParams:
     return sources.ConnectionParams(server.host, server.port, server.user, _password(server.password_encrypted),
                                     settings.INNOWATCH_POLL_TIMEOUT_S)
 
 
-def poll(server: Server, state: dict) -> tuple[CollectorRun, dict, dict]:
-    """Poll `server` once. Returns the run (unsaved: status, error, sample_at), the entry to
-    store, and the poll state to keep (collectors.poll_state)."""
-    run = CollectorRun(server=server, kind=CollectorRun.Kind.INNODB_STATUS, started_at=dt.datetime.now(dt.UTC),
-                       status=CollectorRun.Status.OK)
-    run.sample_at = None
+@dataclass
+class PollRun:
+    """How one poll went, as a CollectorRun row would say it (the row is written only for some)."""
+
+    server_id: int
+    started_at: dt.datetime
+    status: str = CollectorRun.Status.OK
+    error_kind: str = ""
+    error: str = ""
+    duration_ms: float = 0.0
+    finished_at: dt.datetime | None = None
+    sample_at: dt.datetime | None = None
+
+
+def poll(server: Server, state: dict) -> tuple[PollRun, dict, dict]:
+    """Poll `server` once. Returns how it went, the entry to store, and the poll state to keep
+    (collectors.poll_state)."""
+    run = PollRun(server.pk, dt.datetime.now(dt.UTC))
     began = time.perf_counter()
     sample, new_state = {}, dict(state)
     try:
@@ -69,7 +96,7 @@ def poll(server: Server, state: dict) -> tuple[CollectorRun, dict, dict]:
     return run, entry, new_state
 
 
-def sample_entry(server: Server, reading: sources.ServerReading, run: CollectorRun) -> dict:
+def sample_entry(server: Server, reading: sources.ServerReading, run: PollRun) -> dict:
     """Parse a reading into the sample's columns, raw text and details (poll_entry's arguments);
     parse warnings and a truncated text mark the run as a warning."""
     status = parse_innodb_status(reading.innodb_status)
@@ -88,7 +115,7 @@ def sample_entry(server: Server, reading: sources.ServerReading, run: CollectorR
             "waits": ingest.semaphore_rows(server, ts, status), "holders": ingest.view_holder_rows(server, ts, status)}
 
 
-def _fail(run: CollectorRun, kind: str, message: str) -> None:
+def _fail(run: PollRun, kind: str, message: str) -> None:
     run.status = CollectorRun.Status.FAILED
     run.error_kind = kind
     run.error = message[:2000]

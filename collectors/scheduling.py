@@ -120,6 +120,11 @@ return out
 _roster_cache: dict = {"version": None, "entries": {}}
 
 
+def phase_s(server_id: int, interval_s: int) -> float:
+    """Where in its interval a server is due (seconds after the slot starts): _CLAIM_DUE's formula."""
+    return (server_id * 2654435761 % 1000003) / 1000003 * interval_s
+
+
 def mark_roster_dirty() -> None:
     """A server was saved or deleted: the next tick reads the roster from PostgreSQL again."""
     try:

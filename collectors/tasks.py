@@ -27,41 +27,80 @@ from timeseries import poll_store
 log = logging.getLogger(__name__)
 
 
+# A tick's due polls go out in at most ~MESSAGES_PER_TICK messages of up to MAX_POLLS_PER_MESSAGE:
+# a message costs the fan-out and the worker about as much CPU as a poll's own writes, so 10,000
+# servers are not 1,000 messages a second; a few due polls still go out one per message.
+MESSAGES_PER_TICK = 32
+MAX_POLLS_PER_MESSAGE = 25
+
+
 @shared_task(name="collectors.schedule_polls", ignore_result=True)
 def schedule_polls(now_s: float | None = None) -> int:
     """Enqueue one poll for each enabled server whose next slot is due (collectors.scheduling)."""
     now_s = time.time() if now_s is None else now_s
     roster = current_roster(now_s)
-    enqueued = 0
-    for server_id, slot in claim_due(now_s):
-        entry = roster.get(server_id)
-        if entry is None:
-            continue  # deleted or disabled since the roster was read
-        server = Server(**entry)
+    due = [(server_id, slot, roster[server_id]) for server_id, slot in claim_due(now_s) if server_id in roster]
+    size = min(MAX_POLLS_PER_MESSAGE, max(1, -(-len(due) // MESSAGES_PER_TICK)))
+    for start in range(0, len(due), size):
+        chunk = due[start:start + size]
         # A poll that starts after its interval has passed is worthless: the next one is due.
-        poll_server.apply_async((server_id, slot, entry), expires=server.poll_interval_s)
-        disk_tasks.enqueue_disk_poll(server, slot)  # to host.<agent>, a local worker, or nowhere
-        enqueued += 1
-    return enqueued
+        expires = min(entry["poll_interval_s"] for _, _, entry in chunk)
+        if len(chunk) == 1:
+            poll_server.apply_async(chunk[0], expires=expires)
+        else:
+            poll_servers.apply_async((chunk,), expires=expires)
+    for _, slot, entry in due:
+        disk_tasks.enqueue_disk_poll(polling.server_from_roster(entry), slot)  # host.<agent>, here, or nowhere
+    return len(due)
 
 
 @shared_task(name="collectors.poll_server", ignore_result=True, soft_time_limit=30)
 def poll_server(server_id: int, slot: int | None = None, entry: dict | None = None) -> None:
     """One poll; `entry` is the server's roster entry, so the poll needs no PostgreSQL read."""
-    server = Server(**entry) if entry else server_for_task(server_id, from_roster=True)
-    if server is None:
-        return
+    server = polling.server_from_roster(entry) if entry else server_for_task(server_id, from_roster=True)
+    if server is not None:
+        poll_batched([(server, slot)])
+
+
+@shared_task(name="collectors.poll_servers", ignore_result=True, soft_time_limit=120)
+def poll_servers(polls: list) -> None:
+    """Several polls, one after another: [(server id, slot, roster entry), ...]."""
+    poll_batched([(polling.server_from_roster(entry), slot) for _, slot, entry in polls])
+
+
+def poll_batched(servers: list[tuple[Server, int | None]]) -> list[polling.PollRun]:
+    """Poll each (server, slot) not polled yet; the outcomes join this process's batch
+    (collectors/batch.py), journaled before the task returns."""
+    claimed = _claim_slots(servers)
+    runs, outcomes = [], []
+    for server, state in claimed:
+        run, entry, new_state = polling.poll(server, state)
+        runs.append(run)
+        outcomes.append((entry, {server.pk: new_state}))
+    batch.writer().add_many(outcomes)
+    return runs
+
+
+def _claim_slots(servers: list[tuple[Server, int | None]]) -> list[tuple[Server, dict]]:
+    """The servers whose slot this task is first to claim (at-least-once delivery: a redelivered
+    task polls nothing twice), each with its poll state; one Redis round trip."""
     pipe = redis_client().pipeline(transaction=False)
-    if slot is not None:
-        pipe.set(f"iw:polled:{server_id}:{slot}", "1", nx=True, ex=max(2 * server.poll_interval_s, 2))
-    pipe.hget(poll_state.STATE_KEY, server_id)
+    for server, slot in servers:
+        if slot is not None:
+            pipe.set(f"iw:polled:{server.pk}:{slot}", "1", nx=True, ex=max(2 * server.poll_interval_s, 2))
+        pipe.hget(poll_state.STATE_KEY, server.pk)
     try:
-        answers = pipe.execute()
-    except redis.RedisError:
-        answers = [True, None] if slot is not None else [None]
-    if slot is not None and not answers[0]:
-        return  # at-least-once delivery: this slot was already polled
-    poll_batched(server, poll_state.decode(answers[-1]))
+        answers = iter(pipe.execute())
+    except redis.RedisError as exc:
+        log.warning("slots not claimed, poll state not read: Redis unavailable (%s)", exc)
+        answers = iter([True, None] * len(servers))
+    claimed = []
+    for server, slot in servers:
+        first = next(answers) if slot is not None else True
+        state = next(answers)
+        if first:
+            claimed.append((server, poll_state.decode(state)))
+    return claimed
 
 
 @worker_process_shutdown.connect
@@ -83,7 +122,7 @@ def last_heartbeat() -> float | None:
     return float(value) if value else None
 
 
-def poll_once(server: Server) -> CollectorRun:
+def poll_once(server: Server) -> polling.PollRun:
     """Read, parse and store one sample of `server` now (the poll_once command, the demo, tests);
     the run is recorded whatever happens. Workers batch their writes instead (poll_server)."""
     state = poll_state.decode(_redis_or_none(lambda: redis_client().hget(poll_state.STATE_KEY, server.pk)))
@@ -102,13 +141,6 @@ def poll_once(server: Server) -> CollectorRun:
     return run
 
 
-def poll_batched(server: Server, state: dict) -> CollectorRun:
-    """One poll whose outcome joins this process's batch (collectors/batch.py)."""
-    run, entry, new_state = polling.poll(server, state)
-    batch.writer().add(entry, {server.pk: new_state})
-    return run
-
-
 def _redis_or_none(call):
     try:
         return call()
@@ -117,7 +149,7 @@ def _redis_or_none(call):
         return None
 
 
-def _refresh_poll_state(server: Server, run: CollectorRun) -> None:
+def _refresh_poll_state(server: Server, run: polling.PollRun) -> None:
     """The in-memory server as the stored poll left it (callers read it back)."""
     server.last_poll_at = run.finished_at
     if run.status == CollectorRun.Status.FAILED:
