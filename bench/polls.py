@@ -14,7 +14,7 @@ import MySQLdb
 
 from collectors import batch, polling, sources
 from collectors.scheduling import ROSTER_FIELDS
-from collectors.tasks import poll_server
+from collectors.tasks import poll_server, poll_servers
 from servers.models import PollMinute, Server
 
 MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
@@ -119,16 +119,21 @@ def bare_reads(servers: list[Server], seconds: float, threads: int) -> dict:
             "bare_read_host_cpu_ms_per_poll": measured["host"] / measured["done"] * 1000}
 
 
-def sustained_polls(servers: list[Server], seconds: float = 30.0, threads: int = 4) -> dict:
-    """Polls as a worker process runs them (the poll task's body: slot claim, poll state, read on
-    a pooled connection, parse, batched store), in `threads` threads, for `seconds`."""
+def sustained_polls(servers: list[Server], seconds: float = 30.0, threads: int = 4, chunk: int = 1) -> dict:
+    """Polls as a worker process runs them (the poll task's body: slot claims, poll state, reads
+    on pooled connections, parse, batched store), `chunk` polls per task as the fan-out sends them
+    (one per message when few are due, up to 25 at scale), in `threads` threads, for `seconds`."""
     entries = [(s.pk, {f: getattr(s, f) for f in ROSTER_FIELDS}) for s in servers]
     slots = itertools.count(int(time.time() * 1000))
 
     def one(i: int) -> int:
-        server_id, entry = entries[next(slots) % len(entries)]
-        poll_server.run(server_id, next(slots), entry)
-        return 1
+        if chunk == 1:
+            server_id, entry = entries[next(slots) % len(entries)]
+            poll_server.run(server_id, next(slots), entry)
+        else:
+            poll_servers.run([(sid, next(slots), entry) for sid, entry in
+                              (entries[next(slots) % len(entries)] for _ in range(chunk))])
+        return chunk
 
     failed0 = _failed()
     writer = batch.writer()
@@ -139,6 +144,7 @@ def sustained_polls(servers: list[Server], seconds: float = 30.0, threads: int =
     return {
         "polls": polls,
         "poll_threads": threads,
+        "polls_per_task": chunk,
         "polls_failed": _failed() - failed0,
         "polls_stored": writer.stored - stored0,
         "polls_per_s": polls / elapsed,
@@ -152,3 +158,30 @@ def sustained_polls(servers: list[Server], seconds: float = 30.0, threads: int =
 
 def _failed() -> int:
     return PollMinute.objects.totals()["failures"]
+
+
+def write_cost(servers: list[Server], polls: int = 250, repeats: int = 3) -> dict:
+    """What storing a batch of polls costs PostgreSQL: WAL bytes per poll (pg_current_wal_lsn
+    around the flush alone; the cluster is shared, so the median of a few batches), and the raw
+    status text's stored size."""
+    from django.db import connection
+
+    entries = [(s.pk, {f: getattr(s, f) for f in ROSTER_FIELDS}) for s in servers]
+    wal = []
+    for _ in range(repeats):
+        writer = batch.PollWriter(max_polls=10 * polls, max_age_s=3600)
+        for n in range(polls):
+            server_id, entry = entries[n % len(entries)]
+            server = polling.server_from_roster(entry)
+            writer.add(polling.poll(server, {})[1], {})
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_current_wal_lsn()")
+            before = cur.fetchone()[0]
+            writer.flush()
+            cur.execute("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), %s)", [before])
+            wal.append(float(cur.fetchone()[0]) / polls)
+    with connection.cursor() as cur:
+        cur.execute("SELECT avg(octet_length(text_zlib)) FROM dashboard_rawstatus "
+                    "WHERE server_id = ANY(%s)", [[s.pk for s in servers]])
+        raw_bytes = cur.fetchone()[0]
+    return {"wal_bytes_per_poll": statistics.median(wal), "raw_status_bytes_per_poll": float(raw_bytes or 0)}

@@ -155,6 +155,7 @@ def page_only_figures(now: dt.datetime) -> dict:
 
 
 POLL_THREADS = 4  # polls in flight per worker process (celery worker --pool threads --concurrency)
+POLLS_PER_TASK = 16  # what collectors.tasks.schedule_polls sends per message at 5,000 servers
 
 
 def poll_figures() -> dict:
@@ -164,15 +165,23 @@ def poll_figures() -> dict:
     log("bare SHOW ENGINE INNODB STATUS round trip")
     out = polls.bare_round_trip()
     # Bare reads and polls alternate (A B A B), so load from elsewhere on the machine hits both alike.
+    # Polls run as the fan-out sends them at scale (16 per message at 5,000 servers) and one per message.
     rounds = []
     for n in range(2):
         log(f"round {n + 1}/2: bare reads, then one worker process polling 50 servers, {POLL_THREADS} threads")
-        rounds.append({**polls.bare_reads(servers, 10, POLL_THREADS), **polls.sustained_polls(servers, 15, POLL_THREADS)})
+        measured = polls.bare_reads(servers, 10, POLL_THREADS)
+        measured.update(polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK))
+        single = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=1)
+        measured.update({f"single_{k}": single[k] for k in ("polls_per_s", "worker_cpu_ms_per_poll")})
+        rounds.append(measured)
     out.update({k: statistics.median(r[k] for r in rounds) for k in rounds[0]})
+    out["single_poll_vs_bare_read_cpu"] = out["single_worker_cpu_ms_per_poll"] / out["bare_read_cpu_ms_per_poll"]
     out["poll_vs_bare_read_cpu"] = out["worker_cpu_ms_per_poll"] / out["bare_read_cpu_ms_per_poll"]
     out["poll_overhead_ratio"] = out["poll_wall_ms"] / out["status_round_trip_ms"]
     out["capacity_servers_at_10s_one_process"] = int(out["polls_per_s"] * 10)
     out["capacity_servers_at_10s_host"] = int(out["cpus"] / (out["host_cpu_ms_per_poll"] / 1000) * 10)
+    log("PostgreSQL's cost of a stored poll: WAL bytes, raw text size")
+    out.update(polls.write_cost(servers))
     log("schedule_polls at 500 and 5,000 registered servers")
     out.update(fanout.fanout_figures())
     return out
