@@ -66,9 +66,16 @@ class PollRun:
     sample_at: dt.datetime | None = None
 
 
+def _configure_pool() -> None:
+    sources.POOL.max_idle = settings.INNOWATCH_POOL_MAX_IDLE
+    sources.POOL.idle_timeout_s = settings.INNOWATCH_POOL_IDLE_TIMEOUT_S
+
+
 def poll(server: Server, state: dict) -> tuple[PollRun, dict, dict]:
     """Poll `server` once. Returns how it went, the entry to store, and the poll state to keep
     (collectors.poll_state)."""
+    if sources.POOL.max_idle != settings.INNOWATCH_POOL_MAX_IDLE:
+        _configure_pool()
     run = PollRun(server.pk, dt.datetime.now(dt.UTC))
     began = time.perf_counter()
     sample, new_state = {}, dict(state)
