@@ -23,6 +23,7 @@ from typing import Any
 # Errors after which the same call on a fresh connection may succeed: the server closed an idle
 # connection (2006 "gone away", 2013 "lost connection") or was restarted.
 _STALE_CONNECTION_CODES = frozenset({2006, 2013, 4031})
+MAX_IDLE_PER_SERVER = 2
 
 
 def _code(exc: BaseException) -> int | None:
@@ -95,7 +96,11 @@ class ConnectionPool:
     def _give_back(self, key: tuple, conn) -> None:
         now = time.monotonic()
         with self._lock:
-            self._idle.setdefault(key, []).append((now, conn))
+            idle = self._idle.setdefault(key, [])
+            if len(idle) >= MAX_IDLE_PER_SERVER:
+                _close(conn)  # polls of one server overlapped: no need to keep every connection
+            else:
+                idle.append((now, conn))
             self._evict(now)
 
     def _evict(self, now: float) -> None:
