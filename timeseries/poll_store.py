@@ -15,7 +15,7 @@ import zlib
 from collections import defaultdict
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from psycopg2.extras import execute_values
 
 from servers.models import CollectorRun, PollMinute, Server
@@ -51,16 +51,27 @@ def store_polls(entries: list[dict[str, Any]]) -> int:
         entry["_started"] = dt.datetime.fromisoformat(entry["started_at"])
         entry["_ts"] = dt.datetime.fromisoformat(entry["ts"]) if entry.get("ts") else None
     timestamps = {e["_ts"] for e in entries if e["_ts"]} or {entries[0]["_started"]}
-    return ingest._write_with_partitions(timestamps, lambda: _store(entries))
+    try:
+        return ingest._write_with_partitions(timestamps, lambda: _store(entries))
+    except IntegrityError as exc:
+        if ingest._sqlstate(exc) != "23503":
+            raise
+    # A server deleted while its polls were in flight: its polls go with it, the others are stored.
+    alive = set(Server.objects.filter(pk__in={e["server_id"] for e in entries}).values_list("pk", flat=True))
+    kept = [e for e in entries if e["server_id"] in alive]
+    return ingest._write_with_partitions(timestamps, lambda: _store(kept)) if kept else 0
 
 
 def _store(entries: list[dict[str, Any]]) -> int:
     rows = [ingest.sample_row(e["server_id"], e["_ts"], **e["sample"]) for e in entries if e["_ts"]]
     with transaction.atomic():
         new = _insert_samples(rows)
-        fresh = [e for e in entries if e["_ts"] is None or (e["server_id"], e["_ts"]) in new]
+        recorded = _insert_runs([e for e in entries if e["record"]])
+        # A replayed poll is neither stored nor counted again: its sample (or, for a failure, its
+        # run row) is already there.
+        fresh = [e for e in entries if (e["server_id"], e["_ts"]) in new
+                 or (e["_ts"] is None and (e["server_id"], e["_started"]) in recorded)]
         _insert_details([e for e in fresh if e["_ts"] is not None])
-        _insert_runs([e for e in entries if e["record"]])
         _count_minutes(fresh)
         _update_servers(entries)
     return len(new)
@@ -100,21 +111,22 @@ def _insert_details(entries: list[dict[str, Any]]) -> None:
     ReadViewHolder.objects.bulk_create(holders, ignore_conflicts=True)
 
 
-def _insert_runs(entries: list[dict[str, Any]]) -> None:
-    """A CollectorRun row per poll worth one; a replayed poll (same server and start) is skipped."""
+def _insert_runs(entries: list[dict[str, Any]]) -> set[tuple[int, dt.datetime]]:
+    """A CollectorRun row per poll worth one; a replayed poll (same server and start) is skipped.
+    Returns the (server, started_at) of the rows inserted."""
     if not entries:
-        return
+        return set()
     values = [(e["server_id"], CollectorRun.Kind.INNODB_STATUS, e["_started"],
                e["_started"] + dt.timedelta(milliseconds=e["duration_ms"]), e["status"], e["error_kind"] or "",
                e["error"] or "", e["duration_ms"]) for e in entries]
     table = CollectorRun._meta.db_table
     with connection.cursor() as cur:
-        execute_values(cur.cursor, (
+        return set(execute_values(cur.cursor, (
             f'INSERT INTO "{table}" (server_id, kind, started_at, finished_at, status, error_kind, error, duration_ms) '
             "SELECT * FROM (VALUES %s) AS v(server_id, kind, started_at, finished_at, status, error_kind, error, ms) "
             f'WHERE NOT EXISTS (SELECT 1 FROM "{table}" r WHERE r.server_id = v.server_id '
-            "AND r.started_at = v.started_at AND r.kind = v.kind)"),
-            values, template="(%s, %s, %s::timestamptz, %s::timestamptz, %s, %s, %s, %s::float8)")
+            "AND r.started_at = v.started_at AND r.kind = v.kind) RETURNING server_id, started_at"),
+            values, template="(%s, %s, %s::timestamptz, %s::timestamptz, %s, %s, %s, %s::float8)", fetch=True))
 
 
 def _count_minutes(entries: list[dict[str, Any]]) -> None:

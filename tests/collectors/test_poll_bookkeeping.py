@@ -100,3 +100,17 @@ def test_a_batch_of_polls_is_stored_in_a_fixed_number_of_statements(
     assert InnodbSample.objects.filter(server__in=servers).count() == 25
     assert RawStatus.objects.filter(server__in=servers).count() == 25
     assert PollMinute.objects.filter(server__in=servers).totals()["polls"] == 25
+
+
+def test_a_failed_poll_stored_twice_is_recorded_and_counted_once(local_server):
+    from collectors import polling
+    from timeseries.poll_store import store_polls
+
+    local_server.set_password("wrong")
+    run, entry, _ = polling.poll(local_server, {})
+    assert run.status == CollectorRun.Status.FAILED
+    text = json.dumps(entry, default=str)
+    store_polls([json.loads(text)])
+    store_polls([json.loads(text)])  # a journal replayed after its batch was stored
+    assert CollectorRun.objects.filter(server=local_server, status="failed").count() == 1
+    assert PollMinute.objects.filter(server=local_server).totals() == {"polls": 1, "failures": 1, "warnings": 0}
