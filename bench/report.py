@@ -160,7 +160,7 @@ def soak_table(result: dict) -> str:
          f"{yes[v['samples']['kept_up']]}"),
     ]
     lines = [f"Soak of {result['date']}: {result['servers']} servers every {result['interval_s']} s for "
-             f"{_f(result['minutes'])} min, one Celery worker (prefork, concurrency {result['worker_concurrency']}) "
+             f"{_f(result['minutes'])} min, one Celery worker ({result.get('worker_pool', 'prefork')}, concurrency {result['worker_concurrency']}) "
              f"and beat's fan-out; sampled every {result['samples_every_s']} s. Raw series: `bench/results/soak.json`.",
              "", "| series | first | last | slope per minute | flat |", "| --- | ---: | ---: | ---: | --- |"]
     lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
