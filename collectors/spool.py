@@ -1,10 +1,12 @@
-"""Readings that could not be stored because PostgreSQL was unavailable wait in Redis.
+"""Polls that could not be stored because PostgreSQL was unavailable wait in Redis.
 
-`poll_once` has already read the server when the ingest fails with OperationalError or
-InterfaceError; dropping that reading would lose a sample we were given. It is pushed instead,
-as JSON, to the Redis list `iw:spool` (newest at the head), and `drain_spool` (beat, every 10 s)
-re-ingests the oldest first once PostgreSQL answers again. Re-ingest is idempotent: the sample
-tables' primary key is (server, ts), so a reading stored twice is stored once.
+A worker's batch (collectors/batch.py) that fails with OperationalError or InterfaceError has
+already read its servers; dropping it would lose samples we were given. Its polls are pushed
+instead, as JSON (`timeseries.poll_store.poll_entry`, or a raw reading from older trees), to the
+Redis list `iw:spool` (newest at the head), and so are the journals of workers that died with a
+batch in memory (`recover_orphans`). `drain_spool` (beat, every 10 s) stores the oldest first once
+PostgreSQL answers again. Storing is idempotent: the sample tables' primary key is (server, ts),
+and a failure's run row is matched on (server, start), so a poll stored twice is stored once.
 
 Bound on loss (stated, and tested): the list keeps the newest `MAX_ENTRIES` (20,000) readings;
 older ones are trimmed. At 100 servers polled every 10 s that is ~33 minutes of outage; a
