@@ -71,16 +71,16 @@ def _configure_pool() -> None:
     sources.POOL.idle_timeout_s = settings.INNOWATCH_POOL_IDLE_TIMEOUT_S
 
 
-def poll(server: Server, state: dict) -> tuple[PollRun, dict, dict]:
-    """Poll `server` once. Returns how it went, the entry to store, and the poll state to keep
-    (collectors.poll_state)."""
+def poll(server: Server, state: dict, *, force_variables: bool = False) -> tuple[PollRun, dict, dict]:
+    """Poll `server` once (reading its variables when due, or when forced). Returns how it went,
+    the entry to store, and the poll state to keep (collectors.poll_state)."""
     if sources.POOL.max_idle != settings.INNOWATCH_POOL_MAX_IDLE:
         _configure_pool()
     run = PollRun(server.pk, dt.datetime.now(dt.UTC))
     began = time.perf_counter()
     sample, new_state = {}, dict(state)
     try:
-        with_variables = poll_state.variables_due(server, state, time.time())
+        with_variables = force_variables or poll_state.variables_due(server, state, time.time())
         reading = sources.read_server(connection_params(server), with_variables=with_variables, pool=sources.POOL)
         sample = sample_entry(server, reading, run)
         new_state = poll_state.after_reading(server, reading, state)

@@ -122,11 +122,11 @@ def last_heartbeat() -> float | None:
     return float(value) if value else None
 
 
-def poll_once(server: Server) -> polling.PollRun:
+def poll_once(server: Server, *, force_variables: bool = False) -> polling.PollRun:
     """Read, parse and store one sample of `server` now (the poll_once command, the demo, tests);
     the run is recorded whatever happens. Workers batch their writes instead (poll_server)."""
     state = poll_state.decode(_redis_or_none(lambda: redis_client().hget(poll_state.STATE_KEY, server.pk)))
-    run, entry, new_state = polling.poll(server, state)
+    run, entry, new_state = polling.poll(server, state, force_variables=force_variables)
     try:
         poll_store.store_polls([entry])
     except spool.DB_UNAVAILABLE as exc:
