@@ -73,11 +73,13 @@ def poll_batched(servers: list[tuple[Server, int | None]]) -> list[polling.PollR
     (collectors/batch.py), journaled before the task returns."""
     claimed = _claim_slots(servers)
     runs, outcomes = [], []
-    for server, state in claimed:
-        run, entry, new_state = polling.poll(server, state)
-        runs.append(run)
-        outcomes.append((entry, {server.pk: new_state}))
-    batch.writer().add_many(outcomes)
+    try:
+        for server, state in claimed:
+            run, entry, new_state = polling.poll(server, state)
+            runs.append(run)
+            outcomes.append((entry, {server.pk: new_state}))
+    finally:  # a task stopped midway (time limit, shutdown) still keeps the polls it made
+        batch.writer().add_many(outcomes)
     return runs
 
 
