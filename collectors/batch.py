@@ -6,9 +6,10 @@ is stored in one transaction when it reaches `max_polls` or is `max_age_s` old (
 flushes a quiet worker), and its journal is then deleted. So:
 
 - a worker killed (SIGKILL, OOM) with a batch in memory leaves the journal behind; every journal
-  is listed in the sorted set `iw:journals` by creation time, and one older than `ORPHAN_AFTER_S`
-  is moved into the outage spool by `drain_spool` (spool.recover_orphans) (beat, every 10 s), which stores it;
-- a flush that finds PostgreSQL unavailable moves the batch into the spool, as a poll does today;
+  is listed in the sorted set `iw:journals` by creation time, and one older than 30 s
+  (`spool.ORPHAN_AFTER_S`) is moved into the outage spool by `drain_spool` (beat, every 10 s;
+  `spool.recover_orphans`), which stores it;
+- a flush that finds PostgreSQL unavailable moves the batch into the spool;
 - storing is idempotent (poll_store), so a journal replayed after its batch was stored, or a
   flush racing the orphan sweep, stores nothing twice.
 
