@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,9 @@ TARGETS = {  # figure: (target, "min" = at least / "max" = at most)
     "overview_page_warm_p95_ms": (1500, "max"),
     "parse_us_per_status": (150, "max"),
     "whatif_replay_24h_s": (2, "max"),
+    "polls_per_s": (300, "min"),
+    "worker_cpu_ms_per_poll": (1.5, "max"),
+    "poll_vs_bare_read_cpu": (2.0, "max"),
 }
 
 
@@ -151,18 +155,44 @@ def page_only_figures(now: dt.datetime) -> dict:
     return out
 
 
+POLL_THREADS = 4  # polls in flight per worker process (celery worker --pool threads --concurrency)
+POLLS_PER_TASK = 16  # what collectors.tasks.schedule_polls sends per message at 5,000 servers
+
+
 def poll_figures() -> dict:
-    from bench import polls
+    from bench import fanout, polls
 
     servers = polls.register(50)
     log("bare SHOW ENGINE INNODB STATUS round trip")
     out = polls.bare_round_trip()
-    log("one worker process polling 50 registered servers for 30 s")
-    out.update(polls.sustained_polls(servers, 30))
+    # Bare reads and polls alternate (A B A B), so load from elsewhere on the machine hits both alike.
+    # Polls run as the fan-out sends them at scale (16 per message at 5,000 servers) and one per message.
+    rounds = []
+    for n in range(2):
+        log(f"round {n + 1}/2: bare reads, then one worker process polling 50 servers, {POLL_THREADS} threads")
+        measured = polls.bare_reads(servers, 10, POLL_THREADS)
+        measured.update(polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK))
+        single = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=1)
+        measured.update({f"single_{k}": single[k] for k in ("polls_per_s", "worker_cpu_ms_per_poll")})
+        rounds.append(measured)
+    out.update({k: statistics.median(r[k] for r in rounds) for k in rounds[0]})
+    out["single_poll_vs_bare_read_cpu"] = out["single_worker_cpu_ms_per_poll"] / out["bare_read_cpu_ms_per_poll"]
+    out["poll_vs_bare_read_cpu"] = out["worker_cpu_ms_per_poll"] / out["bare_read_cpu_ms_per_poll"]
     out["poll_overhead_ratio"] = out["poll_wall_ms"] / out["status_round_trip_ms"]
     out["capacity_servers_at_10s_one_process"] = int(out["polls_per_s"] * 10)
     out["capacity_servers_at_10s_host"] = int(out["cpus"] / (out["host_cpu_ms_per_poll"] / 1000) * 10)
+    log("PostgreSQL's cost of a stored poll: WAL bytes, raw text size")
+    out.update(polls.write_cost(servers))
+    log("schedule_polls at 500 and 5,000 registered servers")
+    out.update(fanout.fanout_figures())
     return out
+
+
+def polls_only() -> None:
+    """`python -m bench.run --only polls`: merge fresh poll figures into latest.json."""
+    began = time.perf_counter()
+    setup()
+    _merge_into_latest(poll_figures(), "polls", dt.datetime.now(dt.UTC).replace(microsecond=0), began)
 
 
 def pages_only() -> None:
@@ -244,9 +274,11 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["pages", "parse", "whatif"], help="only these figures, merged into latest.json")
+    parser.add_argument("--only", choices=["pages", "parse", "polls", "whatif"], help="only these figures, merged into latest.json")
     only = parser.parse_args().only
-    if only == "pages":
+    if only == "polls":
+        polls_only()
+    elif only == "pages":
         pages_only()
     elif only == "parse":
         parse_only()

@@ -59,9 +59,9 @@ def setup() -> dict:
     return dict(os.environ)
 
 
-def start_processes(env: dict, concurrency: int, workdir: Path) -> list[subprocess.Popen]:
+def start_processes(env: dict, concurrency: int, workdir: Path, pool: str = "threads") -> list[subprocess.Popen]:
     celery = str(Path(sys.executable).with_name("celery"))
-    worker = [celery, "-A", "dashboard", "worker", "-Q", QUEUE, "--concurrency", str(concurrency),
+    worker = [celery, "-A", "dashboard", "worker", "-Q", QUEUE, "--pool", pool, "--concurrency", str(concurrency),
               "--loglevel", "WARNING", "--without-gossip", "--without-mingle"]
     beat = [celery, "-A", "dashboard", "beat", "--schedule", str(workdir / "beat-schedule"), "--loglevel", "WARNING"]
     logs = [open(workdir / name, "w") for name in ("worker.log", "beat.log")]  # noqa: SIM115 - closed with the process
@@ -155,14 +155,15 @@ def judge(rows: list[dict], servers: int, interval_s: int) -> dict:
     return out
 
 
-def run(minutes: float, servers: int, interval_s: int, concurrency: int) -> dict:
+def run(minutes: float, servers: int, interval_s: int, concurrency: int, pool: str = "threads") -> dict:
     env = setup()
     from bench import polls  # after django.setup()
 
     polls.register(servers, interval_s)
     workdir = Path(tempfile.mkdtemp(prefix="innowatch-soak-"))
-    log(f"{servers} servers at {interval_s} s, worker concurrency {concurrency}, {minutes} min; logs in {workdir}")
-    processes = start_processes(env, concurrency, workdir)
+    log(f"{servers} servers at {interval_s} s, worker --pool {pool} --concurrency {concurrency}, {minutes} min; "
+        f"logs in {workdir}")
+    processes = start_processes(env, concurrency, workdir, pool)
     rows: list[dict] = []
     began = time.perf_counter()
     try:
@@ -177,20 +178,22 @@ def run(minutes: float, servers: int, interval_s: int, concurrency: int) -> dict
     finally:
         stop_processes(processes)
     return {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "minutes": minutes,
-            "servers": servers, "interval_s": interval_s, "worker_concurrency": concurrency,
+            "servers": servers, "interval_s": interval_s, "worker_concurrency": concurrency, "worker_pool": pool,
             "samples_every_s": SAMPLE_EVERY_S, "series": rows, "verdict": judge(rows, servers, interval_s)}
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10)
-    parser.add_argument("--servers", type=int, default=20)
+    parser.add_argument("--servers", type=int, default=60)
     parser.add_argument("--interval", type=int, default=1)
-    parser.add_argument("--concurrency", type=int, default=4)  # as scripts/run_all.sh
+    # One poll worker process, polls in threads (batched writes are per process).
+    parser.add_argument("--pool", default="threads", choices=["threads", "prefork", "solo"])
+    parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--out", type=Path, default=RESULTS / "soak.json")
     parser.add_argument("--no-doc", dest="doc", action="store_false", help="leave docs/benchmarks.md alone")
     args = parser.parse_args(argv)
-    result = run(args.minutes, args.servers, args.interval, args.concurrency)
+    result = run(args.minutes, args.servers, args.interval, args.concurrency, args.pool)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.doc:

@@ -93,7 +93,7 @@ def _sleep_until(deadline: float) -> None:
 def store_as_poll(server) -> ReadingHook:
     """A hook that stores each reading exactly as a poll of `server` would (collectors.tasks)."""
     from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
-    from collectors.tasks import _update_server_identity
+    from collectors.poll_state import record_reading
     from timeseries import ingest
 
     def store(reading: sources.ServerReading) -> None:
@@ -102,6 +102,6 @@ def store_as_poll(server) -> ReadingHook:
             raw_text=reading.innodb_status, parser_version=PARSER_VERSION,
             global_status=reading.global_status, innodb_metrics=reading.innodb_metrics,
         )
-        _update_server_identity(server, reading)  # identity, variables, detected changes: as live
+        record_reading(server, reading)  # identity, variables, detected changes: as live
 
     return store

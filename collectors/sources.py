@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import MySQLdb
 
+from collectors.pool import ConnectionPool
+
 # InnoDB flushing by type, and purge progress; MySQL calls the on/off column STATUS, MariaDB
 # calls it ENABLED. Disabled counters are left out (most purge ones are off by default).
 INNODB_METRICS = (
@@ -128,12 +130,25 @@ def classify(exc: Exception) -> SourceError:
 
 
 def read_server(params: ConnectionParams, *, with_variables: bool = True, with_trx: bool = False,
-                trx_limit: int | None = None) -> ServerReading:
-    """One poll: INNODB STATUS, GLOBAL STATUS (and VARIABLES) read back to back on one
-    connection, so the counters and the status text describe the same moment. Each kind's own
-    read time is kept in `read_at` (`captured_at` is the status text's). `with_trx` adds the open
-    transactions, the `trx_limit` oldest only when given (a poll needs the oldest few)."""
-    conn = connect(params)
+                trx_limit: int | None = None, pool: ConnectionPool | None = None) -> ServerReading:
+    """One poll on a connection from `pool` (a fresh one, closed afterwards, without a pool)."""
+    def read(conn) -> ServerReading:
+        return read_on(conn, with_variables=with_variables, with_trx=with_trx, trx_limit=trx_limit)
+
+    if pool is None:
+        conn = connect(params)
+        try:
+            return read(conn)
+        finally:
+            conn.close()
+    return pool.run(params, read)
+
+
+def read_on(conn, *, with_variables: bool = True, with_trx: bool = False, trx_limit: int | None = None) -> ServerReading:
+    """One poll of one server on an open connection: INNODB STATUS, GLOBAL STATUS (and
+    VARIABLES) read back to back, so the counters and the status text describe the same moment.
+    Each kind's own read time is kept in `read_at` (`captured_at` is the status text's). `with_trx`
+    adds the open transactions, the `trx_limit` oldest only when given (a poll needs the oldest few)."""
     try:
         cur = conn.cursor()
         read_at = {}
@@ -151,8 +166,7 @@ def read_server(params: ConnectionParams, *, with_variables: bool = True, with_t
             read_at["variables"] = dt.datetime.now(dt.UTC)
             cur.execute("SHOW GLOBAL VARIABLES")
             variables = {_text(k): _text(v) for k, v in cur.fetchall()}
-        cur.execute("SELECT VERSION(), @@version_comment")
-        version, comment = (_text(v) for v in cur.fetchone())
+        version, comment = server_version(conn, cur)
         read_at["innodb_metrics"] = dt.datetime.now(dt.UTC)
         metrics = _read_innodb_metrics(cur)
         setters = _read_variable_setters(cur, version, comment) if with_variables else None
@@ -166,8 +180,17 @@ def read_server(params: ConnectionParams, *, with_variables: bool = True, with_t
         )
     except MySQLdb.Error as exc:
         raise classify(exc) from None
-    finally:
-        conn.close()
+
+
+def server_version(conn, cur) -> tuple[str, str]:
+    """VERSION() and @@version_comment, read once per connection: a server cannot change its
+    version without a restart, and a restart drops the connection."""
+    known = getattr(conn, "_iw_version", None)
+    if known is None:
+        cur.execute("SELECT VERSION(), @@version_comment")
+        known = tuple(_text(v) for v in cur.fetchone())
+        conn._iw_version = known
+    return known
 
 
 def _read_innodb_metrics(cur) -> dict[str, int]:
@@ -257,3 +280,7 @@ def _text(value) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return "" if value is None else str(value)
+
+
+# The worker process's connections to monitored servers (collectors/pool.py).
+POOL = ConnectionPool(connect)

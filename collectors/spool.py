@@ -1,10 +1,12 @@
-"""Readings that could not be stored because PostgreSQL was unavailable wait in Redis.
+"""Polls that could not be stored because PostgreSQL was unavailable wait in Redis.
 
-`poll_once` has already read the server when the ingest fails with OperationalError or
-InterfaceError; dropping that reading would lose a sample we were given. It is pushed instead,
-as JSON, to the Redis list `iw:spool` (newest at the head), and `drain_spool` (beat, every 10 s)
-re-ingests the oldest first once PostgreSQL answers again. Re-ingest is idempotent: the sample
-tables' primary key is (server, ts), so a reading stored twice is stored once.
+A worker's batch (collectors/batch.py) that fails with OperationalError or InterfaceError has
+already read its servers; dropping it would lose samples we were given. Its polls are pushed
+instead, as JSON (`timeseries.poll_store.poll_entry`, or a raw reading from older trees), to the
+Redis list `iw:spool` (newest at the head), and so are the journals of workers that died with a
+batch in memory (`recover_orphans`). `drain_spool` (beat, every 10 s) stores the oldest first once
+PostgreSQL answers again. Storing is idempotent: the sample tables' primary key is (server, ts),
+and a failure's run row is matched on (server, start), so a poll stored twice is stored once.
 
 Bound on loss (stated, and tested): the list keeps the newest `MAX_ENTRIES` (20,000) readings;
 older ones are trimmed. At 100 servers polled every 10 s that is ~33 minutes of outage; a
@@ -37,6 +39,9 @@ INFLIGHT_KEY = "iw:spool:inflight"  # claimed by a drain; put back if that drain
 DEAD_KEY = "iw:spool:dead"  # entries that can never be stored (unparseable); kept for a human
 LOCK_KEY = "iw:spool:lock"
 MAX_ENTRIES = 20_000
+# The batch writer's journals (collectors/batch.py), by creation time.
+JOURNALS_KEY = "iw:journals"
+ORPHAN_AFTER_S = 30  # a live worker flushes within ~1 s: a journal this old lost its worker
 DB_UNAVAILABLE = (OperationalError, InterfaceError)
 _clients: dict[str, redis.Redis] = {}
 
@@ -64,6 +69,8 @@ def encode(server_id: int, reading: Any) -> str:
 
 def decode(entry: str | bytes) -> dict[str, Any]:
     item = json.loads(entry)
+    if item.get("v") == 2:
+        return item  # a poll outcome from the batch writer, stored as it is (timeseries.poll_store)
     item["captured_at"] = dt.datetime.fromisoformat(item["captured_at"])
     item["innodb_status"] = zlib.decompress(base64.b64decode(item.pop("innodb_status_zlib"))).decode()
     return item
@@ -72,7 +79,9 @@ def decode(entry: str | bytes) -> dict[str, Any]:
 def entry_age_s(entry: str | bytes, now: dt.datetime) -> float:
     """How long ago a spooled reading was taken: the ingest lag while PostgreSQL is away."""
     try:
-        return max(0.0, (now - dt.datetime.fromisoformat(json.loads(entry)["captured_at"])).total_seconds())
+        item = json.loads(entry)
+        taken = item.get("captured_at") or item["started_at"]
+        return max(0.0, (now - dt.datetime.fromisoformat(taken)).total_seconds())
     except (ValueError, KeyError, TypeError):
         return 0.0
 
@@ -90,6 +99,33 @@ def push(server_id: int, reading: Any, max_entries: int = MAX_ENTRIES) -> bool:
         return False
 
 
+def push_entries(entries: list[str], max_entries: int = MAX_ENTRIES) -> bool:
+    """Spool polls already encoded by the batch writer (collectors/batch.py); False if Redis is down."""
+    try:
+        pipe = _redis().pipeline()
+        pipe.lpush(KEY, *entries)
+        pipe.ltrim(KEY, 0, max_entries - 1)
+        pipe.execute()
+        return True
+    except redis.RedisError:
+        log.error("%d polls lost: PostgreSQL and Redis both unavailable", len(entries))
+        return False
+
+
+def recover_orphans(older_than_s: float = ORPHAN_AFTER_S) -> int:
+    """Move the journals of stopped workers into the spool; returns the polls moved."""
+    client = _redis()
+    moved = 0
+    for journal in client.zrangebyscore(JOURNALS_KEY, "-inf", time.time() - older_than_s):
+        # Entry by entry (LMOVE is atomic): a sweep that dies midway loses none.
+        while client.lmove(journal, KEY, "LEFT", "RIGHT") is not None:
+            moved += 1
+        client.zrem(JOURNALS_KEY, journal)
+    if moved:
+        log.warning("%d polls from the journals of stopped workers moved to the spool", moved)
+    return moved
+
+
 def length() -> int:
     return int(_redis().llen(KEY))
 
@@ -102,13 +138,15 @@ def forget_connection_if_broken() -> None:
         pass
 
 
-def drain(max_items: int = 2000, budget_s: float = 8.0) -> int:
-    """Store spooled readings, oldest first, until the spool is empty, PostgreSQL fails again,
-    or the budget is spent. Returns how many entries were taken off the spool."""
+def drain(max_items: int = 2000, budget_s: float = 8.0, orphans_after_s: float = ORPHAN_AFTER_S) -> int:
+    """Store spooled readings, oldest first (after taking in the journals of stopped workers),
+    until the spool is empty, PostgreSQL fails again, or the budget is spent. Returns how many
+    entries were taken off the spool."""
     client = _redis()
     if not client.set(LOCK_KEY, "1", nx=True, ex=max(int(budget_s * 4), 30)):
         return 0  # another drain is running
     try:
+        recover_orphans(orphans_after_s)
         while client.lmove(INFLIGHT_KEY, KEY, "LEFT", "RIGHT"):
             pass  # a previous drain died mid-entry: its claims go back, oldest end
         done, deadline = 0, time.monotonic() + budget_s
@@ -145,7 +183,10 @@ def store(item: dict[str, Any]) -> bool:
     from collectors.parsers.innodb_status import PARSER_VERSION, parse_innodb_status
     from servers.models import CollectorRun, Server
     from timeseries import ingest
+    from timeseries.poll_store import store_polls
 
+    if item.get("v") == 2:
+        return store_polls([item]) > 0 or item.get("ts") is None
     server = Server.objects.filter(pk=item["server_id"]).first()
     if server is None:
         return False

@@ -1,59 +1,116 @@
-"""Thin Celery glue: sources -> parsers -> ingest, the fan-out, and run bookkeeping."""
+"""Thin Celery glue: the fan-out, the poll task (batched writes), and a poll stored at once."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
-from contextlib import contextmanager
 
+import redis
 from celery import shared_task
-from django.conf import settings
-from django.utils import timezone
+from celery.signals import worker_process_shutdown, worker_shutdown
 
-from collectors import disk_tasks, sources, spool
-from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
+from collectors import batch, disk_tasks, poll_state, polling, spool
 from collectors.scheduling import (  # noqa: F401  (ROSTER_KEY, servers_to_poll: the roster's API)
     ROSTER_KEY,
     claim,
+    claim_due,
+    current_roster,
     load_roster,
-    poll_slot,
     redis_client,
     server_for_task,
     servers_to_poll,
 )
-from servers.crypto import SecretDecryptionError
 from servers.models import CollectorRun, Server
-from timeseries import ingest, poll_events
+from timeseries import poll_store
 
 log = logging.getLogger(__name__)
-# INNODB_TRX rows read per poll, oldest first: enough to name who holds the oldest read views.
-OLDEST_TRX_ROWS = 5
+
+
+# A tick's due polls go out in at most ~MESSAGES_PER_TICK messages of up to MAX_POLLS_PER_MESSAGE:
+# a message costs the fan-out and the worker about as much CPU as a poll's own writes, so 10,000
+# servers are not 1,000 messages a second; a few due polls still go out one per message.
+MESSAGES_PER_TICK = 32
+MAX_POLLS_PER_MESSAGE = 25
 
 
 @shared_task(name="collectors.schedule_polls", ignore_result=True)
 def schedule_polls(now_s: float | None = None) -> int:
-    """Enqueue one poll for each enabled server whose slot has not been enqueued yet."""
+    """Enqueue one poll for each enabled server whose next slot is due (collectors.scheduling)."""
     now_s = time.time() if now_s is None else now_s
-    enqueued = 0
-    for server in servers_to_poll():
-        slot = poll_slot(server, now_s)
-        if not claim(f"iw:enqueued:{server.pk}:{slot}", 2 * server.poll_interval_s):
-            continue
+    roster = current_roster(now_s)
+    due = [(server_id, slot, roster[server_id]) for server_id, slot in claim_due(now_s) if server_id in roster]
+    size = min(MAX_POLLS_PER_MESSAGE, max(1, -(-len(due) // MESSAGES_PER_TICK)))
+    for start in range(0, len(due), size):
+        chunk = due[start:start + size]
         # A poll that starts after its interval has passed is worthless: the next one is due.
-        poll_server.apply_async((server.pk, slot), expires=server.poll_interval_s)
-        disk_tasks.enqueue_disk_poll(server, slot)  # to host.<agent>, a local worker, or nowhere
-        enqueued += 1
-    return enqueued
+        expires = min(entry["poll_interval_s"] for _, _, entry in chunk)
+        if len(chunk) == 1:
+            poll_server.apply_async(chunk[0], expires=expires)
+        else:
+            poll_servers.apply_async((chunk,), expires=expires)
+    for _, slot, entry in due:
+        disk_tasks.enqueue_disk_poll(polling.server_from_roster(entry), slot)  # host.<agent>, here, or nowhere
+    return len(due)
 
 
 @shared_task(name="collectors.poll_server", ignore_result=True, soft_time_limit=30)
-def poll_server(server_id: int, slot: int | None = None) -> None:
-    server = server_for_task(server_id, from_roster=True)
-    if server is None:
-        return
-    if slot is not None and not claim(f"iw:polled:{server_id}:{slot}", 2 * server.poll_interval_s):
-        return  # at-least-once delivery: this slot was already polled
-    poll_once(server)
+def poll_server(server_id: int, slot: int | None = None, entry: dict | None = None) -> None:
+    """One poll; `entry` is the server's roster entry, so the poll needs no PostgreSQL read."""
+    server = polling.server_from_roster(entry) if entry else server_for_task(server_id, from_roster=True)
+    if server is not None:
+        poll_batched([(server, slot)])
+
+
+@shared_task(name="collectors.poll_servers", ignore_result=True, soft_time_limit=120)
+def poll_servers(polls: list) -> None:
+    """Several polls, one after another: [(server id, slot, roster entry), ...]."""
+    poll_batched([(polling.server_from_roster(entry), slot) for _, slot, entry in polls])
+
+
+def poll_batched(servers: list[tuple[Server, int | None]]) -> list[polling.PollRun]:
+    """Poll each (server, slot) not polled yet; the outcomes join this process's batch
+    (collectors/batch.py), journaled before the task returns."""
+    claimed = _claim_slots(servers)
+    runs, outcomes = [], []
+    try:
+        for server, state in claimed:
+            run, entry, new_state = polling.poll(server, state)
+            runs.append(run)
+            outcomes.append((entry, {server.pk: new_state}))
+    finally:  # a task stopped midway (time limit, shutdown) still keeps the polls it made
+        batch.writer().add_many(outcomes)
+    return runs
+
+
+def _claim_slots(servers: list[tuple[Server, int | None]]) -> list[tuple[Server, dict]]:
+    """The servers whose slot this task is first to claim (at-least-once delivery: a redelivered
+    task polls nothing twice), each with its poll state; one Redis round trip."""
+    pipe = redis_client().pipeline(transaction=False)
+    for server, slot in servers:
+        if slot is not None:
+            pipe.set(f"iw:polled:{server.pk}:{slot}", "1", nx=True, ex=max(2 * server.poll_interval_s, 2))
+        pipe.hget(poll_state.STATE_KEY, server.pk)
+    try:
+        answers = iter(pipe.execute())
+    except redis.RedisError as exc:
+        log.warning("slots not claimed, poll state not read: Redis unavailable (%s)", exc)
+        answers = iter([True, None] * len(servers))
+    claimed = []
+    for server, slot in servers:
+        first = next(answers) if slot is not None else True
+        state = next(answers)
+        if first:
+            claimed.append((server, poll_state.decode(state)))
+    return claimed
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _flush_polls_on_shutdown(**kwargs) -> None:
+    # A warm shutdown stores the batch now; after a kill the journal does (collectors/batch.py).
+    if batch.WRITER is not None:
+        batch.WRITER.flush()
 
 
 @shared_task(name="collectors.heartbeat", ignore_result=True)
@@ -67,112 +124,39 @@ def last_heartbeat() -> float | None:
     return float(value) if value else None
 
 
-def poll_once(server: Server) -> CollectorRun:
-    """Read, parse and store one sample of `server`; the run is recorded whatever happens."""
-    with record_run(server, CollectorRun.Kind.INNODB_STATUS) as run:
-        params = sources.ConnectionParams(
-            server.host, server.port, server.user, server.get_password(), settings.INNOWATCH_POLL_TIMEOUT_S
-        )
-        reading = sources.read_server(params, with_variables=_variables_due(server), with_trx=True,
-                                      trx_limit=OLDEST_TRX_ROWS)
-        status = parse_innodb_status(reading.innodb_status)
-        notes = list(status.warnings)  # and any field stored NULL because its column cannot hold it
-        try:
-            ingest.save_innodb_sample(
-                server,
-                reading.captured_at,
-                status=status,
-                raw_text=reading.innodb_status,
-                parser_version=PARSER_VERSION,
-                global_status=reading.global_status,
-                innodb_metrics=reading.innodb_metrics,
-                notes=notes,
-                innodb_trx=reading.innodb_trx,
-            )
-        except spool.DB_UNAVAILABLE as exc:
-            # PostgreSQL is down but the server was read: keep the reading for drain_spool.
-            spool.forget_connection_if_broken()
-            saved = spool.push(server.pk, reading)
+def poll_once(server: Server, *, force_variables: bool = False) -> polling.PollRun:
+    """Read, parse and store one sample of `server` now (the poll_once command, the demo, tests);
+    the run is recorded whatever happens. Workers batch their writes instead (poll_server)."""
+    state = poll_state.decode(_redis_or_none(lambda: redis_client().hget(poll_state.STATE_KEY, server.pk)))
+    run, entry, new_state = polling.poll(server, state, force_variables=force_variables)
+    try:
+        poll_store.store_polls([entry])
+    except spool.DB_UNAVAILABLE as exc:
+        # PostgreSQL is down but the server was read: keep the poll for drain_spool.
+        spool.forget_connection_if_broken()
+        saved = spool.push_entries([json.dumps(entry, default=str)])
+        if run.status != CollectorRun.Status.FAILED:
             run.status = CollectorRun.Status.WARNING
             run.error = f"PostgreSQL unavailable; reading {'spooled' if saved else 'lost'}: {exc}"[:2000]
-            return run
-        _update_server_identity(server, reading)
-        if notes or not status.complete:
-            run.status = CollectorRun.Status.WARNING
-            run.error = "; ".join(notes[:5]) or "status text truncated (no END marker)"
-        elif reading.innodb_trx_missing:
-            run.error = reading.innodb_trx_missing  # the sample is whole; the page says what it lacks
-        run.sample_at = reading.captured_at
+    _redis_or_none(lambda: redis_client().hset(poll_state.STATE_KEY, server.pk, json.dumps(new_state)))
+    _refresh_poll_state(server, run)
     return run
 
 
-def _variables_due(server: Server) -> bool:
-    # Variables are cheap but not free: read every poll at >= 10 s, else once a minute.
-    if server.poll_interval_s >= 10 or server.variables_at is None:
-        return True
-    return (timezone.now() - server.variables_at).total_seconds() >= 60
-
-
-def _update_server_identity(server: Server, reading: sources.ServerReading) -> None:
-    server.version = reading.version[:100]
-    server.version_comment = reading.version_comment[:200]
-    server.flavor = sources.flavor_of(reading.version, reading.version_comment)
-    fields = ["version", "version_comment", "flavor"]
-    old_variables = server.variables
-    if reading.variables is not None:
-        server.variables = reading.variables
-        server.variables_at = reading.captured_at
-        fields += ["variables", "variables_at"]
-    server.save(update_fields=fields)
-    # Detected tuning changes and restarts: a diff against the previous snapshot.
-    poll_events.after_poll(
-        server, reading.captured_at, old_variables=old_variables, new_variables=reading.variables,
-        global_status=reading.global_status, setters=getattr(reading, "variable_setters", None),
-    )
-
-
-@contextmanager
-def record_run(server: Server, kind: str):
-    run = CollectorRun(server=server, kind=kind, started_at=timezone.now(), status=CollectorRun.Status.OK)
-    run.sample_at = None
-    started = time.perf_counter()
+def _redis_or_none(call):
     try:
-        yield run
-    except sources.SourceError as exc:
-        _fail(run, exc.kind, str(exc))
-    except SecretDecryptionError as exc:
-        _fail(run, Server.PollStatus.AUTH, str(exc))
-    except ParseError as exc:
-        _fail(run, Server.PollStatus.PARSE, str(exc))
-    except Exception as exc:  # a poll must never take the worker down; record and go on
-        log.exception("poll of %s failed", server.name)
-        _fail(run, Server.PollStatus.ERROR, f"{type(exc).__name__}: {exc}")
-    finally:
-        run.finished_at = timezone.now()
-        run.duration_ms = (time.perf_counter() - started) * 1000
-        try:
-            run.save()
-            _update_server_poll_state(server, run)
-        except spool.DB_UNAVAILABLE:
-            # Nowhere to record it while PostgreSQL is down; the worker must still go on.
-            spool.forget_connection_if_broken()
-            log.warning("run of %s not recorded: PostgreSQL unavailable (%s)", server.name, run.error)
+        return call()
+    except redis.RedisError as exc:
+        log.warning("poll state not read or kept, Redis unavailable: %s", exc)
+        return None
 
 
-def _fail(run: CollectorRun, kind: str, message: str) -> None:
-    run.status = CollectorRun.Status.FAILED
-    run.error_kind = kind
-    run.error = message[:2000]
-
-
-def _update_server_poll_state(server: Server, run: CollectorRun) -> None:
-    updates = {"last_poll_at": run.finished_at}
+def _refresh_poll_state(server: Server, run: polling.PollRun) -> None:
+    """The in-memory server as the stored poll left it (callers read it back)."""
+    server.last_poll_at = run.finished_at
     if run.status == CollectorRun.Status.FAILED:
-        updates.update(last_poll_status=run.error_kind, last_error=run.error)
+        server.last_poll_status, server.last_error = run.error_kind, run.error
     else:
-        updates.update(last_poll_status=Server.PollStatus.OK, last_error=run.error)
+        server.last_poll_status, server.last_error = Server.PollStatus.OK, run.error
         if run.sample_at is not None:
-            updates["last_sample_at"] = run.sample_at
-    Server.objects.filter(pk=server.pk).update(**updates)
-    for key, value in updates.items():
-        setattr(server, key, value)
+            server.last_sample_at = run.sample_at

@@ -170,9 +170,8 @@ def drain_redo_log(cur, say: Callable[[str], None], below_bytes: int = DRAINED_B
 
 
 def _poll(server: Server, force_variables: bool) -> None:
-    if force_variables:
-        server.variables_at = None  # read SHOW GLOBAL VARIABLES on this poll, not a minute later
-    poll_once(server)
+    # force_variables: read SHOW GLOBAL VARIABLES on this poll, not up to a minute later.
+    poll_once(server, force_variables=force_variables)
 
 
 def alert_firing(server: Server, rule_name: str, since: dt.datetime) -> bool:

@@ -13,7 +13,7 @@ import math
 
 import redis
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -23,7 +23,7 @@ from accounts.authentication import user_from_bearer
 from alerting import health
 from collectors import spool
 from dashboard.overview import overview_rows
-from servers.models import CollectorRun, Server
+from servers.models import CollectorRun, PollMinute, Server
 from timeseries.models import InnodbSample
 
 RECENT = dt.timedelta(minutes=15)
@@ -132,19 +132,23 @@ class InnowatchCollector:
         duration = _gauge("innowatch_poll_duration_ms", "poll duration over the last 15 minutes",
                           labels=("server", "quantile"))
         names = {s.pk: s.name for s in servers}
-        counts = (CollectorRun.objects.filter(started_at__gte=since, server_id__in=names)
-                  .values("server_id", "status").annotate(n=Count("id")))
-        for row in counts:
-            polls.add_metric([names[row["server_id"]], row["status"]], row["n"])
+        # Every poll is counted per minute (PollMinute); runs are kept only for failures and changes.
+        minutes = list(PollMinute.objects.filter(minute__gte=since.replace(second=0, microsecond=0),
+                                                 server_id__in=names)
+                       .values_list("server_id", "polls", "failures", "warnings", "durations_ms"))
+        counts: dict[tuple[int, str], int] = {}
         durations: dict[int, list[float]] = {}
-        for server_id, ms in (CollectorRun.objects.filter(started_at__gte=since, server_id__in=names,
-                                                          duration_ms__isnull=False)
-                              .values_list("server_id", "duration_ms")):
-            durations.setdefault(server_id, []).append(ms)
+        for server_id, n, failed, warned, ms in minutes:
+            for status, value in (("ok", n - failed - warned), ("failed", failed), ("warning", warned)):
+                counts[(server_id, status)] = counts.get((server_id, status), 0) + value
+            durations.setdefault(server_id, []).extend(ms)
+        for (server_id, status), n in counts.items():
+            polls.add_metric([names[server_id], status], n)
         for server_id, values in durations.items():
             values.sort()
             for q in (0.5, 0.95):
-                duration.add_metric([names[server_id], str(q)], values[min(len(values) - 1, int(q * len(values)))])
+                if values:
+                    duration.add_metric([names[server_id], str(q)], values[min(len(values) - 1, int(q * len(values)))])
         for server in servers:
             bad = server.last_poll_status not in (Server.PollStatus.OK, Server.PollStatus.NEVER)
             failing.add_metric([server.name], 1.0 if bad else 0.0)

@@ -183,6 +183,12 @@ CELERY_TIMEZONE = "UTC"
 # How long a poll may wait on a monitored server before it is recorded as a timeout.
 INNOWATCH_POLL_TIMEOUT_S = env_int("INNOWATCH_POLL_TIMEOUT_S", 5)
 INNOWATCH_DEFAULT_POLL_INTERVAL_S = env_int("INNOWATCH_DEFAULT_POLL_INTERVAL_S", 10)
+# Connections to monitored servers a worker process keeps open between polls (collectors/pool.py).
+INNOWATCH_POOL_MAX_IDLE = env_int("INNOWATCH_POOL_MAX_IDLE", 2000)
+INNOWATCH_POOL_IDLE_TIMEOUT_S = env_int("INNOWATCH_POOL_IDLE_TIMEOUT_S", 60)
+# A worker stores its polls in batches: at this many polls, or when the batch is this old (ms).
+INNOWATCH_BATCH_MAX_POLLS = env_int("INNOWATCH_BATCH_MAX_POLLS", 500)
+INNOWATCH_BATCH_MAX_AGE_S = env_int("INNOWATCH_BATCH_MAX_AGE_MS", 1000) / 1000
 # Days of partitions created ahead of time, and days of samples kept.
 INNOWATCH_PARTITION_DAYS_AHEAD = env_int("INNOWATCH_PARTITION_DAYS_AHEAD", 3)
 INNOWATCH_RETENTION_DAYS = env_int("INNOWATCH_RETENTION_DAYS", 35)

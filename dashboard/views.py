@@ -12,7 +12,7 @@ from accounts.api_params import BadRequest, parse_time
 from collectors.tasks import last_heartbeat
 from dashboard import charts
 from dashboard.overview import overview_rows
-from servers.models import CollectorRun, Server
+from servers.models import CollectorRun, PollMinute, Server
 from servers.status import server_status
 from timeseries.models import DiskSample, RawStatus
 from timeseries.raw import deadlock_section, raw_status_at, status_text
@@ -57,6 +57,7 @@ def server_detail(request, server_id: int):
     row = overview_rows([server], now)[0]  # same status, runway and alerts as the overview
     limits = row.limits
     recent_runs = CollectorRun.objects.filter(server=server).order_by("-started_at")[:10]
+    recent_minutes = PollMinute.objects.filter(server=server).order_by("-minute")[:10]
     return render(request, "dashboard/server.html", {
         "server": server,
         "status": server_status(server, now),
@@ -64,6 +65,7 @@ def server_detail(request, server_id: int):
         "limits": limits,
         "page_config": charts.page_config(server, limits, DiskSample.objects.filter(server=server).exists()),
         "recent_runs": recent_runs,
+        "recent_minutes": recent_minutes,
     })
 
 

@@ -47,6 +47,9 @@ class Server(models.Model):
     version_comment = models.CharField(max_length=200, blank=True)
     variables = models.JSONField(default=dict, blank=True)
     variables_at = models.DateTimeField(null=True, blank=True)
+    # Digest of the non-volatile variables in `variables`: a poll rewrites the snapshot only
+    # when the digest it reads differs (collectors.poll_state).
+    variables_digest = models.CharField(max_length=40, blank=True, editable=False)
     last_sample_at = models.DateTimeField(null=True, blank=True)
     last_poll_at = models.DateTimeField(null=True, blank=True)
     last_poll_status = models.CharField(
@@ -77,7 +80,9 @@ class Server(models.Model):
 
 
 class CollectorRun(models.Model):
-    """One row per poll, success or failure: every poll is accounted for."""
+    """A poll worth a row: every failure and warning with its error, and every change of state
+    (the first poll, the first good poll after failures). Good polls in between are counted in
+    `PollMinute`, so every poll is still accounted for."""
 
     class Kind(models.TextChoices):
         INNODB_STATUS = "innodb", "InnoDB status"
@@ -118,3 +123,41 @@ class VariableChange(models.Model):
         db_table = "dashboard_variablechange"
         ordering = ["-ts", "name"]
         indexes = [models.Index(fields=["server", "name", "ts"], name="varchange_server_name_ts")]
+
+
+class PollMinuteQuerySet(models.QuerySet):
+    def totals(self) -> dict[str, int]:
+        """Polls, failures and warnings summed over the rows."""
+        sums = self.aggregate(polls=models.Sum("polls"), failures=models.Sum("failures"),
+                              warnings=models.Sum("warnings"))
+        return {k: v or 0 for k, v in sums.items()}
+
+
+class PollMinute(models.Model):
+    """The polls of one server in one UTC minute: how many, how many failed or warned, and each
+    one's duration (for p50/p95). One row per server-minute instead of one per poll."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="poll_minutes", db_index=False)
+    minute = models.DateTimeField()
+    polls = models.IntegerField(default=0)
+    failures = models.IntegerField(default=0)
+    warnings = models.IntegerField(default=0)
+    durations_ms = ArrayField(models.FloatField(), default=list)
+
+    objects = PollMinuteQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["server", "minute"], name="pollminute_server_minute")]
+        indexes = [models.Index(fields=["minute"], name="pollminute_minute")]
+
+    def quantile_ms(self, q: float) -> float | None:
+        values = sorted(self.durations_ms)
+        return values[min(len(values) - 1, int(q * len(values)))] if values else None
+
+    @property
+    def p50_ms(self) -> float | None:
+        return self.quantile_ms(0.5)
+
+    @property
+    def p95_ms(self) -> float | None:
+        return self.quantile_ms(0.95)

@@ -302,11 +302,19 @@ def save_innodb_sample(
     raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=zlib.compress(raw_text.encode(), 6))
     waits = semaphore_rows(server, ts, status)
     holders = view_holder_rows(server, ts, status, innodb_trx)
-    not_shown = purge.holders_not_shown(getattr(status, "transactions", None))
-    if not_shown and innodb_trx is None and notes is not None and status.transactions is None:
-        notes.append(not_shown)  # a cut list is already a parser warning
+    not_shown = holders_not_shown_note(status, innodb_trx)
+    if not_shown and notes is not None:
+        notes.append(not_shown)
     row = sample_row(server.pk, ts, **fields)
     return _write_with_partitions({ts}, lambda: _insert_once(row, raw, waits, notes, holders))
+
+
+def holders_not_shown_note(status: Any, innodb_trx: list[dict] | None) -> str | None:
+    """What the poll cannot say about the oldest view's holder: a status text without a
+    TRANSACTIONS section, and no INNODB_TRX rows to stand in (a cut list is already a parser warning)."""
+    if innodb_trx is not None or getattr(status, "transactions", None) is not None:
+        return None
+    return purge.holders_not_shown(None)
 
 
 def view_holder_rows(server: Server, ts: dt.datetime, status: Any,

@@ -26,8 +26,13 @@ def detect_restart(server: Server, ts: dt.datetime, uptime_s: int | None):
     a receiver made, or None."""
     if uptime_s is None:
         return None
-    before = previous_uptime_s(server, ts)
-    if before is None or uptime_s >= before:
+    return announce_restart(server, ts, uptime_s, previous_uptime_s(server, ts))
+
+
+def announce_restart(server: Server, ts: dt.datetime, uptime_s: int | None, before: int | None):
+    """The restart announcement when `uptime_s` is lower than the previous sample's `before`
+    (which the collector keeps in its poll state instead of querying it); None otherwise."""
+    if uptime_s is None or before is None or uptime_s >= before:
         return None
     return first_response(server_restarted.send(
         sender=Server, server=server, started_at=ts - dt.timedelta(seconds=uptime_s), polled_at=ts,

@@ -7,6 +7,7 @@ import datetime as dt
 from celery import shared_task
 from django.conf import settings
 
+from servers.models import PollMinute
 from timeseries import partitions
 from timeseries.models import ReadViewHolder
 
@@ -24,6 +25,8 @@ def maintain_partitions_now(today: dt.date | None = None) -> dict[str, list[str]
     # Read-view holders are few (the oldest views of a poll, when old at all): a plain table.
     cutoff_ts = dt.datetime.combine(today - dt.timedelta(days=settings.INNOWATCH_RETENTION_DAYS), dt.time(), dt.UTC)
     ReadViewHolder.objects.filter(ts__lt=cutoff_ts).delete()
+    # Per-minute poll counts (one row per server-minute) are kept as long as the samples they count.
+    PollMinute.objects.filter(minute__lt=cutoff_ts).delete()
     return dropped
 
 

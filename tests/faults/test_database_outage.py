@@ -167,7 +167,7 @@ def test_beat_drains_the_spool_every_ten_seconds_with_an_expiry():
 
 @pytest.mark.django_db(transaction=True)
 def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server, db_through_proxy, empty_spool):
-    from collectors import spool
+    from collectors import batch, spool
     from collectors.disk_tasks import poll_diskstats
     from collectors.tasks import ROSTER_KEY, poll_server, servers_to_poll
     from timeseries.models import InnodbSample
@@ -181,9 +181,11 @@ def test_polls_go_on_from_the_saved_roster_while_postgresql_is_down(local_server
     during = {s.pk: s for s in servers_to_poll()}
     assert local_server.pk in during
     assert during[local_server.pk].get_password() == local_server.get_password()
-    # The fan-out's tasks, run here in this process: the poll reads the server and spools it.
+    # The fan-out's tasks, run here in this process: the poll reads the server, and its batch,
+    # stored now rather than by the worker's timer, goes to the spool.
     poll_server.run(local_server.pk, slot=None)
     poll_diskstats.run(local_server.pk, slot=None)  # nothing to store it in: skipped, no exception
+    batch.writer().flush()
     assert spool.length() == 1
 
     proxy.start()

@@ -1,0 +1,116 @@
+"""What a poll writes, and how often: a CollectorRun row only for failures, warnings and changes
+of state, every poll counted per minute, the variables snapshot only when it changed, a restart
+found from the poll state, and a batch of polls stored in a fixed number of statements."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from collectors import batch, poll_state
+from collectors.tasks import poll_batched, poll_once
+from servers.models import CollectorRun, PollMinute, Server
+from timeseries.models import InnodbSample, RawStatus
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_state(redis_client):
+    redis_client.delete(poll_state.STATE_KEY)
+    yield
+    redis_client.delete(poll_state.STATE_KEY)
+
+
+def test_good_polls_are_counted_and_only_failures_and_changes_of_state_get_a_run_row(local_server):
+    assert poll_once(local_server).status != CollectorRun.Status.FAILED
+    assert poll_once(local_server).status != CollectorRun.Status.FAILED
+    runs = CollectorRun.objects.filter(server=local_server)
+    assert runs.count() == 1  # the first poll (a change from "never"); the second is only counted
+    good_password = local_server.password_encrypted
+    local_server.set_password("wrong")
+    failed = poll_once(local_server)
+    assert (failed.status, failed.error_kind) == (CollectorRun.Status.FAILED, "auth")
+    local_server.password_encrypted = good_password
+    assert poll_once(local_server).status != CollectorRun.Status.FAILED  # back to good: a change of state
+    assert list(runs.order_by("started_at").values_list("status", "error_kind")) == [
+        ("ok", ""), ("failed", "auth"), ("ok", "")]
+    assert "Access denied" in runs.get(status="failed").error
+    assert PollMinute.objects.filter(server=local_server).totals() == {"polls": 4, "failures": 1, "warnings": 0}
+    minute = PollMinute.objects.filter(server=local_server).latest("minute")
+    assert minute.p50_ms > 0 and minute.p95_ms >= minute.p50_ms
+    local_server.refresh_from_db()
+    assert local_server.last_poll_status == "ok" and local_server.last_sample_at is not None
+
+
+def test_the_variables_snapshot_is_written_only_when_its_digest_changes(local_server, redis_client):
+    Server.objects.filter(pk=local_server.pk).update(poll_interval_s=10)
+    local_server.poll_interval_s = 10
+    poll_once(local_server)
+    stored = Server.objects.get(pk=local_server.pk)
+    assert stored.variables and stored.variables_digest == poll_state.variables_digest(stored.variables)
+    first_at = stored.variables_at
+    poll_once(local_server)
+    assert Server.objects.get(pk=local_server.pk).variables_at == first_at  # unchanged: not rewritten
+    # A state lost (Redis flushed) falls back to the row's digest: still no rewrite, no change recorded.
+    redis_client.delete(poll_state.STATE_KEY)
+    poll_once(local_server)
+    assert Server.objects.get(pk=local_server.pk).variables_at == first_at
+    assert not local_server.variable_changes.exists()
+
+
+def test_a_restart_is_found_from_the_poll_state_without_reading_samples(local_server, redis_client):
+    from annotations.models import Annotation
+
+    poll_once(local_server)
+    state = poll_state.decode(redis_client.hget(poll_state.STATE_KEY, local_server.pk))
+    assert state["up"] > 0 and state["st"] == "ok"
+    # As if the previous poll had seen a server up for ten years: this one's lower Uptime is a restart.
+    state["up"] = 10 * 365 * 86400
+    redis_client.hset(poll_state.STATE_KEY, local_server.pk, json.dumps(state))
+    InnodbSample.objects.filter(server=local_server).delete()  # nothing to query: the state decides
+    poll_once(local_server)
+    restart = Annotation.objects.get(server=local_server, kind=Annotation.Kind.RESTART)
+    assert restart.time < dt.datetime.now(dt.UTC)
+
+
+def test_a_batch_of_polls_is_stored_in_a_fixed_number_of_statements(
+        local_server, monitor_account, django_assert_max_num_queries):
+    servers = [local_server]
+    for n in range(4):
+        server = Server(name=f"more-{n}", host="127.0.0.1", user=monitor_account["user"], poll_interval_s=1)
+        server.set_password(monitor_account["password"])
+        server.save()
+        servers.append(server)
+    writer = batch.PollWriter(max_polls=10_000, max_age_s=3600)
+    batch.WRITER, saved = writer, batch.WRITER
+    try:
+        poll_batched([(s, None) for s in servers])  # first polls: the state comes from PostgreSQL once
+        writer.flush()
+        with django_assert_max_num_queries(0):  # the next polls need nothing from PostgreSQL
+            for _ in range(4):
+                poll_batched([(s, None) for s in servers])
+        assert writer.pending() == 20
+        with django_assert_max_num_queries(10):  # savepoints and 5 statements, whatever the batch size
+            assert writer.flush() == 20
+    finally:
+        batch.WRITER = saved
+    assert InnodbSample.objects.filter(server__in=servers).count() == 25
+    assert RawStatus.objects.filter(server__in=servers).count() == 25
+    assert PollMinute.objects.filter(server__in=servers).totals()["polls"] == 25
+
+
+def test_a_failed_poll_stored_twice_is_recorded_and_counted_once(local_server):
+    from collectors import polling
+    from timeseries.poll_store import store_polls
+
+    local_server.set_password("wrong")
+    run, entry, _ = polling.poll(local_server, {})
+    assert run.status == CollectorRun.Status.FAILED
+    text = json.dumps(entry, default=str)
+    store_polls([json.loads(text)])
+    store_polls([json.loads(text)])  # a journal replayed after its batch was stored
+    assert CollectorRun.objects.filter(server=local_server, status="failed").count() == 1
+    assert PollMinute.objects.filter(server=local_server).totals() == {"polls": 1, "failures": 1, "warnings": 0}
