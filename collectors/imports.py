@@ -108,8 +108,8 @@ def _add_host_reading(capture: Capture, ts: dt.datetime, kind: str, item: dict) 
         capture.disk.append((ts, parse_proc_diskstats(item.get("text", ""))))
     elif kind == "iostat":
         capture.iostat_reports += 1
-    elif kind == "innodb_trx":
-        pass  # read, not stored: there is no table for open transactions yet
+    elif kind in ("innodb_trx", "processlist"):
+        pass  # read, not stored: no table holds open transactions or sessions (bursts keep them raw)
     else:
         capture.warnings.append(f"unknown reading kind {kind!r} at {ts.isoformat()} skipped")
 

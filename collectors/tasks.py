@@ -23,6 +23,7 @@ from collectors.scheduling import (  # noqa: F401  (ROSTER_KEY, servers_to_poll:
 )
 from servers.crypto import SecretDecryptionError
 from servers.models import CollectorRun, Server
+from servers.signals import sample_polled
 from timeseries import ingest, poll_events
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,8 @@ def poll_once(server: Server) -> CollectorRun:
             run.status = CollectorRun.Status.WARNING
             run.error = "; ".join(notes[:5]) or "status text truncated (no END marker)"
         run.sample_at = reading.captured_at
+    if run.sample_at is not None:
+        sample_polled.send_robust(Server, server=server, ts=run.sample_at)
     return run
 
 

@@ -12,3 +12,6 @@ server_restarted = django.dispatch.Signal()
 def first_response(responses: list[tuple[object, object]]):
     """What the first receiver that answered returned (the annotation it made), or None."""
     return next((value for _, value in responses if value is not None), None)
+# server, ts: a live poll's sample is stored (imports do not send it). Burst triggers listen
+# (incidents/receivers.py), so the poll path knows nothing of them.
+sample_polled = django.dispatch.Signal()

@@ -300,6 +300,7 @@
     } catch (e) { return []; }
   }
   function drawBlockers() {
+    if (!el("blocker-table")) return;  // a page without the table (a burst's) still draws the bands
     const tbody = el("blocker-table").tBodies[0];
     tbody.replaceChildren();
     if (!blockers.length) {
@@ -374,6 +375,8 @@
   const asked = new URLSearchParams(location.search).get("range");
   if (asked && Array.from(rangeSelect.options).some((o) => o.value === asked)) rangeSelect.value = asked;
   state.seconds = parseInt(rangeSelect.value, 10) || 3600;
+  // A page about one stretch of time (a burst's) opens on it and stays there.
+  if (cfg.fixed_range) { state.mode = "absolute"; state.start = cfg.fixed_range[0]; state.end = cfg.fixed_range[1]; autoBox.checked = false; }
   refresh();
   schedule();
 })();
