@@ -42,7 +42,7 @@ class BurstViewSet(RefuseNul, viewsets.ReadOnlyModelViewSet):
             qs = qs.filter(server_id=int(server)) if server.isdigit() else qs.none()
         return qs
 
-    @action(detail=True, methods=["get"], url_path="seconds/(?P<seq>[0-9]+)")
+    @action(detail=True, methods=["get"], url_path="seconds/<int:seq>")
     def second(self, request, pk=None, seq=None):
         """One second's readings: the status text, global status, process list, INNODB_TRX, disk."""
         second = get_object_or_404(BurstSecond, burst_id=pk, seq=int(seq))
