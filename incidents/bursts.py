@@ -33,10 +33,10 @@ TICK_OFFSET_S = 0.05
 
 
 def _route(server) -> dict:
-    """A burst runs where the server's disks can be read: its host agent's queue, or an ordinary
-    worker for a server on this host (and for a remote one without an agent, with no disk)."""
+    """A burst runs where the server's disks can be read: on its host agent, or on the burst worker
+    (INNOWATCH_BURST_QUEUE), which reads this host's disks for a server on this host."""
     queue = disk_tasks.disk_queue_for(server)
-    return {"queue": queue} if queue else {}
+    return {"queue": queue or settings.INNOWATCH_BURST_QUEUE}
 
 
 def send_first(burst: Burst) -> None:
@@ -145,9 +145,12 @@ def _failed(burst: Burst, message: str, count: bool = True) -> None:
 def finish(burst: Burst, status: str = Burst.Status.DONE) -> None:
     """Close the burst; its chart region ends when the last second was read."""
     now = timezone.now()
-    if burst.seconds_read == 0 and not BurstSecond.objects.filter(burst=burst).exists():
-        status = Burst.Status.FAILED
-    updated = Burst.objects.filter(pk=burst.pk, status=Burst.Status.RUNNING).update(status=status, finished_at=now)
+    updates = {"status": status, "finished_at": now}
+    if not BurstSecond.objects.filter(burst=burst).exists():
+        updates["status"] = Burst.Status.FAILED
+        if not burst.last_error:  # no tick ever ran
+            updates["last_error"] = f"no second was read: is a worker consuming {_route(burst.server)['queue']}?"
+    updated = Burst.objects.filter(pk=burst.pk, status=Burst.Status.RUNNING).update(**updates)
     if not updated:
         return
     last = BurstSecond.objects.filter(burst=burst).order_by("-seq").values_list("ts", flat=True).first()

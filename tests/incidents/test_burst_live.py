@@ -50,7 +50,7 @@ def _poll_every(server, seconds: float, polls: list, until) -> None:
 
 
 def test_checkpoint_age_past_the_trigger_starts_a_one_second_burst_that_reimports(
-        local_server, celery_worker_thread, admin_user, api_token, client, tmp_path, live_server, browser):
+        local_server, burst_worker_thread, admin_user, api_token, client, tmp_path, live_server, browser):
     from collectors.imports import import_capture
     from incidents.models import Burst, BurstSecond, TriggerConfig
     from incidents.triggers import config_for, held_condition
