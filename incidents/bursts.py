@@ -86,16 +86,24 @@ def read_second(burst: Burst, seq: int) -> BurstSecond | None:
         return None
     lines = capture.reading_lines(reading, None)
     lines.append({"ts": processlist_at.isoformat(), "kind": "processlist", "rows": processlist})
-    disk = None
     if disk_tasks.disk_queue_for(server) is not None:
-        disk = disk_tasks.read_diskstats_text()
-        lines.append({"ts": disk[0].isoformat(), "kind": "diskstats", "text": disk[1]})
-    status = _store_sample(burst, reading, disk)
+        disk_at, text = disk_tasks.read_diskstats_text()
+        lines.append({"ts": disk_at.isoformat(), "kind": "diskstats", "text": text})
+    return keep_second(burst, seq, lines)
+
+
+def keep_second(burst: Burst, seq: int, lines: list[dict]) -> BurstSecond:
+    """Keep one second's capture lines, and store them as an ordinary sample of the server, from
+    those very lines (so the burst's download re-imports to the same rows)."""
+    by_kind = {line["kind"]: line for line in lines}
+    ts = dt.datetime.fromisoformat(by_kind["innodb_status"]["ts"])
+    global_status = {str(k): str(v) for k, v in by_kind.get("global_status", {}).get("rows", [])}
+    status = _store_sample(burst, ts, by_kind, global_status)
     blob = gzip.compress("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode(), 6)
     second = BurstSecond.objects.create(
-        burst=burst, seq=seq, ts=reading.captured_at, lines_gz=blob,
+        burst=burst, seq=seq, ts=ts, lines_gz=blob,
         checkpoint_age_bytes=getattr(getattr(status, "log", None), "checkpoint_age_bytes", None),
-        threads_running=_int(reading.global_status.get("Threads_running")),
+        threads_running=_int(global_status.get("Threads_running")),
         semaphore_longest_wait_s=max((w.seconds or 0 for w in _waits(status)), default=None),
         history_list_length=getattr(getattr(status, "transactions", None), "history_list_length", None),
     )
@@ -104,21 +112,22 @@ def read_second(burst: Burst, seq: int) -> BurstSecond | None:
     return second
 
 
-def _store_sample(burst: Burst, reading: sources.ServerReading, disk):
-    """The second as an ordinary sample of the server (the charts' one-second detail)."""
+def _store_sample(burst: Burst, ts: dt.datetime, by_kind: dict, global_status: dict):
     server = burst.server
     try:
-        status = parse_innodb_status(reading.innodb_status)
+        status = parse_innodb_status(by_kind["innodb_status"]["text"])
     except ParseError as exc:
         _failed(burst, f"status text not parsed: {exc}", count=False)
         return None
+    metrics = {str(k): int(v) for k, v in by_kind.get("innodb_metrics", {}).get("rows", [])}
     ingest.save_innodb_sample(
-        server, reading.captured_at, status=status, raw_text=reading.innodb_status,
-        parser_version=PARSER_VERSION, global_status=reading.global_status,
-        innodb_metrics=reading.innodb_metrics, notes=[])
-    if disk is not None:
-        rows = [r for r in parse_proc_diskstats(disk[1]) if disk_tasks._worth_storing(r)]
-        save_disk_samples(server.pk, disk[0], rows, disk_tasks.device_roles(server.variables or {}))
+        server, ts, status=status, raw_text=by_kind["innodb_status"]["text"], parser_version=PARSER_VERSION,
+        global_status=global_status, innodb_metrics=metrics, notes=[])
+    if "diskstats" in by_kind:
+        disk = by_kind["diskstats"]
+        rows = [r for r in parse_proc_diskstats(disk["text"]) if disk_tasks._worth_storing(r)]
+        save_disk_samples(server.pk, dt.datetime.fromisoformat(disk["ts"]), rows,
+                          disk_tasks.device_roles(server.variables or {}))
     return status
 
 
