@@ -77,6 +77,15 @@ def capture_now(request, server_id: int):
     return redirect("burst", burst_id=burst.pk)
 
 
-def bursts_during(server_id: int, at: dt.datetime) -> Burst | None:
-    """The burst of a server that was running at `at` (alerts link to it)."""
-    return Burst.objects.filter(server_id=server_id, started_at__lte=at, ends_at__gte=at).order_by("-started_at").first()
+def attach_bursts(items: list, server_id, at) -> None:
+    """Set `item.burst` to the burst its server was in at `at(item)` (alerts link to it); one query."""
+    times = {id(item): at(item) for item in items}
+    known = [t for t in times.values() if t is not None]
+    if not known:
+        return
+    bursts = list(Burst.objects.filter(server_id__in={server_id(i) for i in items}, started_at__lte=max(known),
+                                       ends_at__gte=min(known)).order_by("-started_at"))
+    for item in items:
+        when = times[id(item)]
+        item.burst = next((b for b in bursts if when is not None and b.server_id == server_id(item)
+                           and b.started_at <= when <= (b.finished_at or b.ends_at)), None)
