@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -42,18 +44,21 @@ class BurstViewSet(RefuseNul, viewsets.ReadOnlyModelViewSet):
             qs = qs.filter(server_id=int(server)) if server.isdigit() else qs.none()
         return qs
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     @action(detail=True, methods=["get"], url_path="seconds/<int:seq>")
     def second(self, request, pk=None, seq=None):
         """One second's readings: the status text, global status, process list, INNODB_TRX, disk."""
         second = get_object_or_404(BurstSecond, burst_id=pk, seq=int(seq))
         return Response(queries.second_detail(second))
 
+    @extend_schema(responses={(200, "application/gzip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"], url_path="capture")
     def capture(self, request, pk=None):
         """The burst in innowatch's capture format (JSON lines, gzip): `manage.py import_capture`."""
         burst = self.get_object()
         return _download(export.capture_jsonl_gz(burst), "application/gzip", f"{export.file_stem(burst)}.jsonl.gz")
 
+    @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"], url_path="pt-stalk")
     def pt_stalk(self, request, pk=None):
         """The burst as a pt-stalk folder (zip), one collection per second."""
@@ -70,9 +75,11 @@ def _download(body: bytes, content_type: str, name: str) -> HttpResponse:
 class ServerCaptureViewSet(RefuseNul, viewsets.GenericViewSet):
     queryset = Server.objects.all()
     lookup_value_converter = "int"
+    serializer_class = CaptureRequest
     permission_classes = [OperatorWrites]
     written_things = "a capture"
 
+    @extend_schema(request=CaptureRequest, responses={202: BurstSerializer})
     @action(detail=True, methods=["post"], url_path="capture")
     def capture(self, request, pk=None):
         """Capture now: read this server every second for `duration_s` (default: its trigger's)."""
