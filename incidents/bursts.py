@@ -40,7 +40,8 @@ def _route(server) -> dict:
 
 
 def send_first(burst: Burst) -> None:
-    burst_tick.apply_async((burst.pk, 0), **_route(burst.server))
+    # On the next whole second like every later one, so the first gap is a second too.
+    burst_tick.apply_async((burst.pk, 0), eta=_next_second(timezone.now()), **_route(burst.server))
 
 
 @shared_task(name="incidents.burst_tick", ignore_result=True, soft_time_limit=8)

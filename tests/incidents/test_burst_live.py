@@ -17,7 +17,7 @@ from pathlib import Path
 import MySQLdb
 import pytest
 
-from tests.conftest import MARIADB, login, wait_for
+from tests.conftest import MARIADB, login, wait_for, write_load
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -35,24 +35,6 @@ def _pct_of_async(cur) -> float:
 
 REDO_BYTES = 24 * 1024**2
 SETTINGS = {"innodb_adaptive_flushing": "OFF", "innodb_io_capacity": 100}
-
-
-def _write_until(stop: threading.Event) -> threading.Thread:
-    """Inserts into a scratch table, commit after commit, until `stop` is set."""
-    def run():
-        conn = MySQLdb.connect(**MARIADB, autocommit=False)
-        cur = conn.cursor()
-        cur.execute("CREATE DATABASE IF NOT EXISTS innowatch_scratch")
-        cur.execute("CREATE TABLE IF NOT EXISTS innowatch_scratch.load_rows "
-                    "(id BIGINT AUTO_INCREMENT PRIMARY KEY, payload VARCHAR(200))")
-        while not stop.is_set():
-            cur.executemany("INSERT INTO innowatch_scratch.load_rows (payload) VALUES (%s)", [("x" * 180,)] * 50)
-            conn.commit()
-        conn.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
 
 
 def _wait_for_calm(cur, below_pct: float = 25.0, timeout_s: float = 120) -> None:
@@ -112,7 +94,7 @@ def _stall_and_burst(local_server, stop, client, api_token, tmp_path, live_serve
     _poll_every(local_server, POLL_S, polls, lambda: len(polls) >= 2)  # calm polls: nothing starts
     assert not Burst.objects.exists()
 
-    load = _write_until(stop)
+    load = write_load(300, stop=stop)  # until the cool-down is shown
     _poll_every(local_server, POLL_S, polls, lambda: Burst.objects.exists() or len(polls) > 22)
     async_pct = [None if a is None else round(100.0 * a[0] / (a[1] * 7 / 8)) for _, a in polls]
     burst = Burst.objects.first()
