@@ -27,6 +27,7 @@ from analysis.rates import counter_rates
 from analysis.trend import slope_per_s
 from annotations.models import Annotation
 from servers.models import CollectorRun, Server
+from servers.signals import server_evaluated
 from timeseries.metrics import HLL_SLOPE_WINDOW_S, METRICS
 from timeseries.models import InnodbSample
 
@@ -336,6 +337,7 @@ def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
     servers = list(Server.objects.filter(enabled=True, imported=False, synthetic=False))
     for server in servers:
         notices += evaluate_server_now(server, rules, now)
+        server_evaluated.send_robust(Server, server=server, now=now)
     health.record_evaluation(time.time(), time.monotonic() - started, len(servers), len(notices))
     return notices
 

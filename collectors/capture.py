@@ -8,6 +8,7 @@ the kinds of one poll are read one after another, milliseconds apart):
     {"ts": "...", "kind": "variables",     "rows": [[name, value], ...]}   first poll, then only when changed
     {"ts": "...", "kind": "innodb_metrics", "rows": [[name, count], ...]}  flushing by type, purge, where enabled
     {"ts": "...", "kind": "innodb_trx", "rows": [{"trx_id": ..., "user": ..., ...}, ...]}  with_trx only
+    {"ts": "...", "kind": "processlist", "rows": [{"id": ..., "user": ..., "time": ..., ...}, ...]}  bursts only
     {"ts": "...", "kind": "diskstats", "text": "<this host's /proc/diskstats>"}   server on this host only
     {"ts": "...", "kind": "iostat", "text": "<iostat -dxk output>"}               same, if iostat exists
 

@@ -110,6 +110,8 @@ def _add_host_reading(capture: Capture, ts: dt.datetime, kind: str, item: dict) 
         capture.disk.append((ts, parse_proc_diskstats(item.get("text", ""))))
     elif kind == "iostat":
         capture.iostat_reports += 1
+    elif kind == "processlist":
+        pass  # read, not stored: no table holds sessions (bursts keep them raw)
     else:
         capture.warnings.append(f"unknown reading kind {kind!r} at {ts.isoformat()} skipped")
 

@@ -238,6 +238,21 @@ def _trx_unreadable(exc: Exception) -> str:
     return f"INFORMATION_SCHEMA.INNODB_TRX not read ({error})"
 
 
+def read_processlist(params: ConnectionParams) -> tuple[dt.datetime, list[dict]]:
+    """SHOW FULL PROCESSLIST as dicts (lower-case column names) and the time it was read."""
+    conn = connect(params)
+    try:
+        cur = conn.cursor()
+        captured_at = dt.datetime.now(dt.UTC)
+        cur.execute("SHOW FULL PROCESSLIST")
+        names = [d[0].lower() for d in cur.description]
+        return captured_at, [{n: _json_value(v) for n, v in zip(names, row)} for row in cur.fetchall()]
+    except MySQLdb.Error as exc:
+        raise classify(exc) from None
+    finally:
+        conn.close()
+
+
 def _json_value(value):
     if isinstance(value, dt.datetime):
         return value.isoformat()  # server local time, as INNODB_TRX shows it

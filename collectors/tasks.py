@@ -23,6 +23,7 @@ from collectors.scheduling import (  # noqa: F401  (ROSTER_KEY, servers_to_poll:
 )
 from servers.models import CollectorRun, Server
 from timeseries import poll_store
+from servers.signals import sample_polled
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +141,8 @@ def poll_once(server: Server, *, force_variables: bool = False) -> polling.PollR
             run.error = f"PostgreSQL unavailable; reading {'spooled' if saved else 'lost'}: {exc}"[:2000]
     _redis_or_none(lambda: redis_client().hset(poll_state.STATE_KEY, server.pk, json.dumps(new_state)))
     _refresh_poll_state(server, run)
+    if run.sample_at is not None and run.status != CollectorRun.Status.FAILED:
+        sample_polled.send_robust(Server, server=server, ts=run.sample_at)
     return run
 
 

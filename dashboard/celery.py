@@ -17,6 +17,7 @@ app.autodiscover_tasks(["collectors", "timeseries"])
 app.autodiscover_tasks(["alerting"], related_name="evaluation")
 app.autodiscover_tasks(["alerting"], related_name="notify")
 app.autodiscover_tasks(["collectors"], related_name="spool")
+app.autodiscover_tasks(["incidents"], related_name="bursts")
 
 app.conf.beat_schedule = {
     "schedule-polls": {
@@ -43,6 +44,12 @@ app.conf.beat_schedule = {
         "task": "alerting.evaluate_alerts",
         "schedule": 10.0,
         "options": {"expires": 10.0},
+    },
+    # Bursts whose one-second chain broke are closed; bursts past their retention dropped.
+    "sweep-bursts": {
+        "task": "incidents.sweep_bursts",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
     },
     # Readings spooled in Redis while PostgreSQL was unavailable (collectors/spool.py).
     "drain-spool": {

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "annotations.apps.AnnotationsConfig",
     "alerting.apps.AlertingConfig",
     "collectors.apps.CollectorsConfig",
+    "incidents.apps.IncidentsConfig",
     "dashboard.apps.DashboardConfig",
 ]
 
@@ -194,6 +195,15 @@ INNOWATCH_PARTITION_DAYS_AHEAD = env_int("INNOWATCH_PARTITION_DAYS_AHEAD", 3)
 INNOWATCH_RETENTION_DAYS = env_int("INNOWATCH_RETENTION_DAYS", 35)
 INNOWATCH_RAW_STATUS_RETENTION_DAYS = env_int("INNOWATCH_RAW_STATUS_RETENTION_DAYS", 7)
 INNOWATCH_ROLLUP_1M_RETENTION_DAYS = env_int("INNOWATCH_ROLLUP_1M_RETENTION_DAYS", 90)
+# One-second captures (incidents app): days a burst's raw readings are kept (apart from samples),
+# the most one burst may store (compressed), and how many bursts may run at once (each costs its
+# worker about one read a second).
+INNOWATCH_BURST_RETENTION_DAYS = env_int("INNOWATCH_BURST_RETENTION_DAYS", 90)
+INNOWATCH_BURST_MAX_BYTES = env_int("INNOWATCH_BURST_MAX_BYTES", 50 * 1024 * 1024)
+INNOWATCH_BURST_MAX_CONCURRENT = env_int("INNOWATCH_BURST_MAX_CONCURRENT", 4)
+# Bursts are read by a worker of their own (scripts/run_all.sh, docker-compose.yml): a second's read
+# never waits behind a batch of polls, and no poll waits behind a burst.
+INNOWATCH_BURST_QUEUE = env_str("INNOWATCH_BURST_QUEUE", "innowatch-bursts")
 
 # Alert notifications (alerting/notify.py): Django's email settings, and the first retry delay
 # of a failed delivery (doubled per retry).

@@ -8,3 +8,4 @@ from dashboard.settings import *  # noqa: F403
 REDIS_URL = os.environ.get("INNOWATCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_TASK_DEFAULT_QUEUE = "innowatch-test"
+INNOWATCH_BURST_QUEUE = "innowatch-test-bursts"

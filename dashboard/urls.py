@@ -10,7 +10,8 @@ from rest_framework import routers
 from accounts.ratelimit import RateLimitedLoginView
 from alerting.api import AlertViewSet
 from annotations.api import AnnotationViewSet, ServerEffectViewSet
-from dashboard import prometheus, views, views_alerts, views_effects
+from dashboard import prometheus, views, views_alerts, views_effects, views_incidents
+from incidents.api import BurstViewSet, ServerCaptureViewSet
 from servers.api import ServerViewSet
 from timeseries.api import ServerSeriesViewSet
 from timeseries.whatif_api import ServerWhatIfViewSet
@@ -23,6 +24,8 @@ pages = [
     path("servers/<int:server_id>/", views.server_detail, name="server"),
     path("servers/<int:server_id>/raw/", views.raw_view, name="raw"),
     path("annotations/<int:annotation_id>/effect/", views_effects.annotation_effect, name="annotation-effect"),
+    path("servers/<int:server_id>/capture/", views_incidents.capture_now, name="capture-now"),
+    path("bursts/<int:burst_id>/", views_incidents.burst_page, name="burst"),
     path("alerts/", views_alerts.firing, name="alerts"),
     path("alerts/<int:state_id>/ack", views_alerts.acknowledge, name="alert-ack"),
     path("alerts/rules/", views_alerts.rules, name="alert-rules"),
@@ -40,6 +43,8 @@ router.register("servers", ServerViewSet, basename="api-server")
 router.register("servers", ServerSeriesViewSet, basename="api-server-series")
 router.register("servers", ServerEffectViewSet, basename="api-server-effect")
 router.register("servers", ServerWhatIfViewSet, basename="api-server-whatif")
+router.register("servers", ServerCaptureViewSet, basename="api-server-capture")
+router.register("bursts", BurstViewSet, basename="api-burst")
 router.register("annotations", AnnotationViewSet, basename="api-annotation")
 router.register("alerts", AlertViewSet, basename="api-alerts")
 

@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.api_params import BadRequest, parse_time
+from accounts.roles import can_operate
 from collectors.tasks import last_heartbeat
 from dashboard import charts
 from dashboard.overview import overview_rows
@@ -66,6 +67,8 @@ def server_detail(request, server_id: int):
         "page_config": charts.page_config(server, limits, DiskSample.objects.filter(server=server).exists()),
         "recent_runs": recent_runs,
         "recent_minutes": recent_minutes,
+        "bursts": server.bursts.all()[:10],
+        "can_capture": can_operate(request.user) and server.enabled and not server.imported,
     })
 
 

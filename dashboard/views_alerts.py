@@ -15,6 +15,7 @@ from accounts.roles import OPERATOR, can_operate, require_role
 from alerting import evaluation as alerting
 from alerting.models import AlertEvent, AlertRule, AlertState, Silence
 from alerting.notify import cause_for
+from dashboard.views_incidents import attach_bursts
 from servers.models import Server
 
 
@@ -38,6 +39,8 @@ def firing(request):
     now = timezone.now()
     for row in rows:  # what the notification named: the oldest-view holder, the longest latch wait
         row.cause = cause_for(row.server, row.rule.metric, now)
+    # A burst running when the alert went off holds the one-second evidence.
+    attach_bursts(rows, lambda r: r.server_id, lambda r: _when(r.firing_since or r.active_since))
     return render(request, "dashboard/alerts.html", {"rows": rows, "can_operate": can_operate(request.user)})
 
 
@@ -62,8 +65,14 @@ def history(request):
     server = request.GET.get("server")
     if server:
         events = events.filter(server__name=server)
+    events = list(events[:500])
+    attach_bursts(events, lambda e: e.server_id, lambda e: e.ts)
     return render(request, "dashboard/alerts_history.html",
-                  {"events": events[:500], "servers": Server.objects.all(), "server": server})
+                  {"events": events, "servers": Server.objects.all(), "server": server})
+
+
+def _when(epoch_s: float | None) -> dt.datetime | None:
+    return None if epoch_s is None else dt.datetime.fromtimestamp(epoch_s, dt.UTC)
 
 
 @login_required

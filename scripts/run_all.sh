@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Web, worker and beat in the foreground; Ctrl-C (or any one of them dying) stops all three.
+# Web, workers and beat in the foreground; Ctrl-C (or any one of them dying) stops them all.
 set -u
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -10,6 +10,10 @@ trap 'trap - INT TERM EXIT; kill 0 2>/dev/null; wait' INT TERM EXIT
   --workers "${INNOWATCH_WEB_WORKERS:-2}" --access-logfile - &
 "$VENV/bin/celery" -A dashboard worker -Q "innowatch${INNOWATCH_EXTRA_QUEUES:+,$INNOWATCH_EXTRA_QUEUES}" \
   --concurrency "${INNOWATCH_WORKER_CONCURRENCY:-4}" --loglevel INFO &
+# The burst worker: one-second captures, in threads (each tick waits on the server, not the CPU),
+# one per burst allowed at once, so a capture never queues behind the polls nor they behind it.
+"$VENV/bin/celery" -A dashboard worker -Q "${INNOWATCH_BURST_QUEUE:-innowatch-bursts}" -n "bursts@%h" --pool threads \
+  --concurrency "${INNOWATCH_BURST_MAX_CONCURRENT:-4}" --loglevel INFO &
 "$VENV/bin/celery" -A dashboard beat --schedule var/celerybeat-schedule --loglevel INFO &
 echo "innowatch: http://${INNOWATCH_BIND:-127.0.0.1:8000}/ (Ctrl-C stops web, worker and beat)"
 wait -n

@@ -12,3 +12,10 @@ server_restarted = django.dispatch.Signal()
 def first_response(responses: list[tuple[object, object]]):
     """What the first receiver that answered returned (the annotation it made), or None."""
     return next((value for _, value in responses if value is not None), None)
+# server, ts: a sample of a poll made on demand is stored (poll_once: the command, the demo).
+# Burst triggers listen (incidents/receivers.py), so the poll path knows nothing of them.
+sample_polled = django.dispatch.Signal()
+# server, now: alert evaluation has looked at the server's latest samples (every 10 s). Burst
+# triggers listen too: checking them there, not after each batched poll, keeps the poll path free
+# of history reads.
+server_evaluated = django.dispatch.Signal()

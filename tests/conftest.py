@@ -121,9 +121,11 @@ def wait_for(predicate, timeout_s: float, what):
     raise AssertionError(f"timed out after {timeout_s} s waiting for {what() if callable(what) else what}")
 
 
-def write_load(seconds: float, rows_per_tx: int = 50) -> threading.Thread:
-    """Background inserts into a scratch table so InnoDB's counters move during a test."""
+def write_load(seconds: float, rows_per_tx: int = 50, stop: threading.Event | None = None) -> threading.Thread:
+    """Background inserts into a scratch table so InnoDB's counters move during a test (until
+    `seconds` have passed or `stop` is set)."""
     stop_at = [seconds]
+    stop = stop or threading.Event()
 
     def run():
         import time
@@ -134,7 +136,7 @@ def write_load(seconds: float, rows_per_tx: int = 50) -> threading.Thread:
         cur.execute("CREATE TABLE IF NOT EXISTS innowatch_scratch.load_rows "
                     "(id BIGINT AUTO_INCREMENT PRIMARY KEY, payload VARCHAR(200))")
         deadline = time.monotonic() + stop_at[0]
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not stop.is_set():
             cur.executemany("INSERT INTO innowatch_scratch.load_rows (payload) VALUES (%s)",
                             [("x" * 180,)] * rows_per_tx)
             conn.commit()

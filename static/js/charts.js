@@ -343,6 +343,7 @@
     } catch (e) { return {}; }
   }
   function drawBlockers() {
+    if (!el("blocker-table")) return;  // a page without the table (a burst's) still draws the bands
     const tbody = el("blocker-table").tBodies[0];
     tbody.replaceChildren();
     if (!blockers.length) {
@@ -425,6 +426,8 @@
   const from = Date.parse(new URLSearchParams(location.search).get("start") || "");
   const to = Date.parse(new URLSearchParams(location.search).get("end") || "");
   if (from < to) { state.mode = "zoom"; state.start = from; state.end = to; }
+  // A page about one stretch of time (a burst's) opens on it and stays there.
+  if (cfg.fixed_range) { state.mode = "absolute"; state.start = cfg.fixed_range[0]; state.end = cfg.fixed_range[1]; autoBox.checked = false; }
   refresh();
   schedule();
 })();

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class IncidentsConfig(AppConfig):
+    """Triggered one-second captures (bursts) of a server in trouble, and their incident pages."""
+
+    name = "incidents"
+    verbose_name = "incidents"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from incidents import receivers  # noqa: F401  (each stored poll is checked against the triggers)

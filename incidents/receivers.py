@@ -1,0 +1,32 @@
+"""A server's burst triggers are checked when alert evaluation has looked at it (every 10 s, for
+every polled server) and after an on-demand poll (poll_once)."""
+
+from __future__ import annotations
+
+import logging
+
+from django.dispatch import receiver
+
+from servers.signals import sample_polled, server_evaluated
+
+log = logging.getLogger(__name__)
+
+
+@receiver(sample_polled, dispatch_uid="incidents.check_triggers")
+def check_triggers(sender, server, ts, **kwargs) -> None:
+    from incidents.triggers import check_server
+
+    try:
+        check_server(server)
+    except Exception:  # a trigger problem must never fail the poll that stored the sample
+        log.exception("burst trigger check of %s failed", server.name)
+
+
+@receiver(server_evaluated, dispatch_uid="incidents.check_triggers_on_evaluation")
+def check_triggers_on_evaluation(sender, server, now, **kwargs) -> None:
+    from incidents.triggers import check_server
+
+    try:
+        check_server(server, now)
+    except Exception:  # a trigger problem must never fail alert evaluation
+        log.exception("burst trigger check of %s failed", server.name)
