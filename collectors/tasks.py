@@ -22,8 +22,8 @@ from collectors.scheduling import (  # noqa: F401  (ROSTER_KEY, servers_to_poll:
     servers_to_poll,
 )
 from servers.models import CollectorRun, Server
-from timeseries import poll_store
 from servers.signals import sample_polled
+from timeseries import poll_store
 
 log = logging.getLogger(__name__)
 
