@@ -141,6 +141,10 @@ def poll_once(server: Server, *, force_variables: bool = False) -> polling.PollR
             run.error = f"PostgreSQL unavailable; reading {'spooled' if saved else 'lost'}: {exc}"[:2000]
     _redis_or_none(lambda: redis_client().hset(poll_state.STATE_KEY, server.pk, json.dumps(new_state)))
     _refresh_poll_state(server, run)
+    if run.status != CollectorRun.Status.FAILED:
+        # The poll wrote the server's identity and variables with UPDATEs: callers (the demo, the
+        # burst triggers) read them from this instance.
+        server.refresh_from_db(fields=["flavor", "version", "version_comment", "variables", "variables_at"])
     if run.sample_at is not None and run.status != CollectorRun.Status.FAILED:
         sample_polled.send_robust(Server, server=server, ts=run.sample_at)
     return run
