@@ -8,7 +8,8 @@ batch in memory (`recover_orphans`). `drain_spool` (beat, every 10 s) stores the
 PostgreSQL answers again. Storing is idempotent: the sample tables' primary key is (server, ts),
 and a failure's run row is matched on (server, start), so a poll stored twice is stored once.
 
-Bound on loss (stated, and tested): the list keeps the newest `MAX_ENTRIES` (20,000) readings;
+Bound on loss (stated, and tested): the list keeps the newest `INNOWATCH_SPOOL_MAX_ENTRIES`
+(default 20,000) polls;
 older ones are trimmed. At 100 servers polled every 10 s that is ~33 minutes of outage; a
 reading is ~5-15 KB compressed, so the spool stays under ~300 MB of Redis. Readings are also
 lost if Redis itself is down at the same time (logged). While PostgreSQL is down the fan-out
@@ -38,7 +39,7 @@ KEY = "iw:spool"
 INFLIGHT_KEY = "iw:spool:inflight"  # claimed by a drain; put back if that drain dies
 DEAD_KEY = "iw:spool:dead"  # entries that can never be stored (unparseable); kept for a human
 LOCK_KEY = "iw:spool:lock"
-MAX_ENTRIES = 20_000
+MAX_ENTRIES = 20_000  # the default of INNOWATCH_SPOOL_MAX_ENTRIES
 # The batch writer's journals (collectors/batch.py), by creation time.
 JOURNALS_KEY = "iw:journals"
 ORPHAN_AFTER_S = 30  # a live worker flushes within ~1 s: a journal this old lost its worker
@@ -86,12 +87,16 @@ def entry_age_s(entry: str | bytes, now: dt.datetime) -> float:
         return 0.0
 
 
-def push(server_id: int, reading: Any, max_entries: int = MAX_ENTRIES) -> bool:
+def _bound() -> int:
+    return getattr(settings, "INNOWATCH_SPOOL_MAX_ENTRIES", MAX_ENTRIES)
+
+
+def push(server_id: int, reading: Any, max_entries: int | None = None) -> bool:
     """Spool one reading; False if Redis is unavailable too (the reading is then lost)."""
     try:
         pipe = _redis().pipeline()
         pipe.lpush(KEY, encode(server_id, reading))
-        pipe.ltrim(KEY, 0, max_entries - 1)  # the oldest readings go first when the bound is hit
+        pipe.ltrim(KEY, 0, (max_entries or _bound()) - 1)  # the oldest go first when the bound is hit
         pipe.execute()
         return True
     except redis.RedisError:
@@ -99,12 +104,12 @@ def push(server_id: int, reading: Any, max_entries: int = MAX_ENTRIES) -> bool:
         return False
 
 
-def push_entries(entries: list[str], max_entries: int = MAX_ENTRIES) -> bool:
+def push_entries(entries: list[str], max_entries: int | None = None) -> bool:
     """Spool polls already encoded by the batch writer (collectors/batch.py); False if Redis is down."""
     try:
         pipe = _redis().pipeline()
         pipe.lpush(KEY, *entries)
-        pipe.ltrim(KEY, 0, max_entries - 1)
+        pipe.ltrim(KEY, 0, (max_entries or _bound()) - 1)
         pipe.execute()
         return True
     except redis.RedisError:

@@ -187,6 +187,8 @@ INNOWATCH_DEFAULT_POLL_INTERVAL_S = env_int("INNOWATCH_DEFAULT_POLL_INTERVAL_S",
 # Connections to monitored servers a worker process keeps open between polls (collectors/pool.py).
 INNOWATCH_POOL_MAX_IDLE = env_int("INNOWATCH_POOL_MAX_IDLE", 2000)
 INNOWATCH_POOL_IDLE_TIMEOUT_S = env_int("INNOWATCH_POOL_IDLE_TIMEOUT_S", 60)
+# Polls kept in Redis while PostgreSQL is unavailable (collectors/spool.py); the oldest go first.
+INNOWATCH_SPOOL_MAX_ENTRIES = env_int("INNOWATCH_SPOOL_MAX_ENTRIES", 20000)
 # A worker stores its polls in batches: at this many polls, or when the batch is this old (ms).
 INNOWATCH_BATCH_MAX_POLLS = env_int("INNOWATCH_BATCH_MAX_POLLS", 500)
 INNOWATCH_BATCH_MAX_AGE_S = env_int("INNOWATCH_BATCH_MAX_AGE_MS", 1000) / 1000
