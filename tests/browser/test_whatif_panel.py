@@ -38,6 +38,8 @@ def test_a_bigger_redo_log_would_have_stayed_below_async(browser, live_server, a
     names = page.evaluate("() => document.getElementById('whatif-chart').data.map(t => t.name)")
     assert names[:3] == ["measured", "replayed (in force)", "what if"]
     assert "async point (what if)" in names
+    flush = page.evaluate("() => document.getElementById('whatif-flush-chart').data.map(t => t.name)")
+    assert "flushed/s measured" in flush and "what if: background" in flush and "dirty what if" in flush
     page.locator("#whatif-panel").screenshot(
         path=str(Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "what-if.png"))
 
