@@ -1,10 +1,11 @@
 """What-if replay: a server's own redo history run through the page cleaner's rules.
 
 The load is taken as it was: the redo written per poll (LSN deltas), and the rate at which clean
-pages become dirty. The second depends on how many pages are already dirty (a page modified again
-while dirty adds nothing), so it is modelled as ``new_dirty/s = k × redo/s × exp(−dirty/P)``,
-with the pages-per-redo-byte ``k`` and the hot set ``P`` fitted on a calibration window
-(measured: Δdirty + pages flushed per poll). The flushing rules come from analysis.page_cleaner.
+pages became dirty (Δdirty + pages flushed per poll). The second depends on how many pages are
+already dirty (a page modified again while dirty adds nothing): had the replay ``D`` dirty pages
+where the server had ``D_m``, the rate is scaled by ``exp((D_m − D)/P)``, with ``P`` fitted on a
+calibration window (new dirty pages per byte of redo ``≈ k × exp(−dirty/P)``). The flushing rules
+come from analysis.page_cleaner.
 
 The checkpoint age follows from bookkeeping, not from a fit: flush-list flushing writes the
 oldest dirty pages first, so when F pages have been flushed since the start, the oldest dirty
@@ -53,9 +54,11 @@ class Workload:
     # already written or freed on the flush list (oldest_modification 1) until a batch walks past.
     stale_share: float = 0.0
 
-    def new_dirty_per_s(self, redo_per_s: float, dirty: float) -> float:
-        room = 1.0 if math.isinf(self.hot_pages) else math.exp(-dirty / self.hot_pages)
-        return self.pages_per_byte * redo_per_s * room
+    def new_dirty_per_s(self, measured_per_s: float, measured_dirty: float, dirty: float) -> float:
+        """The measured dirtying rate, had ``dirty`` pages been dirty instead of ``measured_dirty``."""
+        if math.isinf(self.hot_pages):
+            return measured_per_s
+        return measured_per_s * min(max(math.exp((measured_dirty - dirty) / self.hot_pages), 0.1), 10.0)
 
 
 @dataclass(slots=True)
@@ -173,12 +176,14 @@ def replay(m: Measured, settings: FlushSettings, workload: Workload) -> Replay:
             out.copy_previous(i)
             continue
         redo_per_s = max(m.lsn[i] - m.lsn[i - 1], 0.0) / interval
+        dirtied_per_s = max(m.dirty_pages[i] - m.dirty_pages[i - 1] + m.flushed_pages[i] - m.flushed_pages[i - 1], 0) / interval
+        measured_dirty = (m.dirty_pages[i] + m.dirty_pages[i - 1]) / 2
         k, dt = int(steps[i - 1]), interval / steps[i - 1]
         totals, stalled = dict.fromkeys(PATHS, 0.0), False
         for j in range(k):
             now = m.t_s[i - 1] + (j + 1) * dt
             lsn += redo_per_s * dt
-            new = min(workload.new_dirty_per_s(redo_per_s, dirty) * dt, settings.pool_pages - dirty)
+            new = min(workload.new_dirty_per_s(dirtied_per_s, measured_dirty, dirty) * dt, settings.pool_pages - dirty)
             new_total += max(new, 0.0)
             dirty += max(new, 0.0)
             fifo.add(new_total, lsn)
