@@ -80,10 +80,30 @@
       const data = await response.json().catch(() => ({}));
       if (!response.ok) throw new Error(data.error || String(response.status));
       show(data);
+      redoSizing(data.end);
     } catch (err) {
       errorBox.textContent = "What if: " + err.message;
       errorBox.hidden = false;
     }
   }
   form.addEventListener("submit", run);
+
+  // Redo sizing over the 7 days up to the end of the replayed range, in one sentence.
+  async function redoSizing(endIso) {
+    const box = document.getElementById("whatif-redo");
+    const end = new Date(endIso), start = new Date(end.getTime() - 7 * 86400000);
+    const url = panel.dataset.redoApi + "?start=" + encodeURIComponent(start.toISOString()) +
+                "&end=" + encodeURIComponent(end.toISOString());
+    const response = await fetch(url, { credentials: "same-origin" });
+    const d = await response.json().catch(() => ({}));
+    if (!response.ok) { box.textContent = "Redo sizing: " + (d.error || response.status); return; }
+    const mib = (b) => (b / 1048576).toFixed(0) + " MB";
+    const held = d.minutes_held === null ? "no writes" : d.minutes_held.toFixed(1) + " minutes";
+    const smallest = d.smallest_capacity_below_async_bytes === null ? "none up to 512 GB"
+      : mib(d.smallest_capacity_below_async_bytes);
+    box.textContent = "Redo sizing (7 days to the end of the range): the " + mib(d.capacity_bytes) + " log holds " + held +
+      " of the busiest hour's writes (from " + new Date(d.busiest_hour_start).toLocaleString() +
+      "); smallest size that keeps that hour below the async point with these flushing settings: " +
+      smallest + "; resize: " + d.resize + ".";
+  }
 })();
