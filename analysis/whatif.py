@@ -160,57 +160,73 @@ class _Fifo:
 
 def replay(m: Measured, settings: FlushSettings, workload: Workload) -> Replay:
     """Run the load of ``m`` through the page cleaner of ``settings``; state starts as measured."""
-    n_polls = len(m.t_s)
     steps = _substeps(m.t_s)
-    stale = workload.stale_share
-    fifo = _Fifo(m.lsn[0], m.age_bytes[0], m.dirty_pages[0], stale * m.dirty_pages[0], int(steps.sum()))
-    policy = POLICIES[settings.family]
-    state = _warm_state(m, settings)
-    out = _Arrays(n_polls)
+    engine = _Engine(m, settings, workload, int(steps.sum()))
+    out = _Arrays(len(m.t_s))
     out.record(0, m.age_bytes[0], m.dirty_pages[0], {}, False)
-    lsn, dirty, flushed = float(m.lsn[0]), float(m.dirty_pages[0]), 0.0
-    new_total = dirty
-    for i in range(1, n_polls):
+    for i in range(1, len(m.t_s)):
         interval = m.t_s[i] - m.t_s[i - 1]
         if interval <= 0:
             out.copy_previous(i)
             continue
         redo_per_s = max(m.lsn[i] - m.lsn[i - 1], 0.0) / interval
-        dirtied_per_s = max(m.dirty_pages[i] - m.dirty_pages[i - 1] + m.flushed_pages[i] - m.flushed_pages[i - 1], 0) / interval
-        measured_dirty = (m.dirty_pages[i] + m.dirty_pages[i - 1]) / 2
+        dirtied = m.dirty_pages[i] - m.dirty_pages[i - 1] + m.flushed_pages[i] - m.flushed_pages[i - 1]
+        load = (redo_per_s, max(dirtied, 0.0) / interval, (m.dirty_pages[i] + m.dirty_pages[i - 1]) / 2)
         k, dt = int(steps[i - 1]), interval / steps[i - 1]
         totals, stalled = dict.fromkeys(PATHS, 0.0), False
         for j in range(k):
-            now = m.t_s[i - 1] + (j + 1) * dt
-            lsn += redo_per_s * dt
-            new = min(workload.new_dirty_per_s(dirtied_per_s, measured_dirty, dirty) * dt, settings.pool_pages - dirty)
-            new_total += max(new, 0.0)
-            dirty += max(new, 0.0)
-            fifo.add(new_total, lsn)
-            age = lsn - fifo.lsn_of_page(flushed + stale * dirty)
-            ahead = fifo.pages_before(lsn - age + state.lsn_avg_rate * SCAN_FACTOR) - flushed
-            d = policy(settings, state, Moment(now, lsn, age, dirty, max(ahead, 0.0), dt))
-            pages = sum(d.rates.values()) * dt
-            if d.target_age_bytes is not None:
-                position = fifo.flushed_for_age(lsn, d.target_age_bytes)
-                need = max((position - flushed - stale * dirty) / (1 - stale), 0.0)
-                limit = math.inf if d.stall or settings.family != "mariadb" else settings.io_capacity_max * dt
-                extra = min(need, limit)
-                d.rates[next(iter(d.rates))] += extra / dt
-                pages += extra
-            pages = min(pages, dirty)
-            scale = pages / (sum(d.rates.values()) * dt) if pages > 0 else 0.0
-            for path, rate in d.rates.items():
-                totals[path] += rate * scale * dt
-            flushed += pages
-            dirty -= pages
-            if "adaptive" in d.rates:
-                state.last_pages = pages / dt  # one iteration's batch (a second of flushing)
-            elif "sync" in d.rates:
-                state.last_pages = 0.0
-            stalled |= d.stall
-        out.record(i, lsn - fifo.lsn_of_page(flushed + stale * dirty), dirty, {p: v / interval for p, v in totals.items()}, stalled)
+            stalled |= engine.step(m.t_s[i - 1] + (j + 1) * dt, dt, load, totals)
+        out.record(i, engine.age(), engine.dirty, {p: v / interval for p, v in totals.items()}, stalled)
     return out.result(m.t_s, settings)
+
+
+class _Engine:
+    """The replayed server: LSN, dirty pages in first-dirtied order, the page cleaner's state."""
+
+    def __init__(self, m: Measured, settings: FlushSettings, workload: Workload, steps: int):
+        self.s, self.w, self.stale = settings, workload, workload.stale_share
+        self.policy = POLICIES[settings.family]
+        self.state = _warm_state(m, settings)
+        self.lsn, self.dirty, self.flushed = float(m.lsn[0]), float(m.dirty_pages[0]), 0.0
+        self.new_total = self.dirty
+        self.fifo = _Fifo(self.lsn, m.age_bytes[0], self.dirty, self.stale * self.dirty, steps)
+
+    def age(self) -> float:
+        return self.lsn - self.fifo.lsn_of_page(self.flushed + self.stale * self.dirty)
+
+    def step(self, now: float, dt: float, load: tuple[float, float, float], totals: dict[str, float]) -> bool:
+        """One page-cleaner iteration of ``dt`` seconds; adds pages flushed by path to ``totals``;
+        True when user threads would have waited."""
+        redo_per_s, dirtied_per_s, measured_dirty = load
+        self.lsn += redo_per_s * dt
+        new = min(self.w.new_dirty_per_s(dirtied_per_s, measured_dirty, self.dirty) * dt, self.s.pool_pages - self.dirty)
+        self.new_total += max(new, 0.0)
+        self.dirty += max(new, 0.0)
+        self.fifo.add(self.new_total, self.lsn)
+        age = self.age()
+        ahead = self.fifo.pages_before(self.lsn - age + self.state.lsn_avg_rate * SCAN_FACTOR) - self.flushed
+        d = self.policy(self.s, self.state, Moment(now, self.lsn, age, self.dirty, max(ahead, 0.0), dt))
+        if d.target_age_bytes is not None:
+            d.rates[next(iter(d.rates))] += self._pages_to_reach(d.target_age_bytes, d.stall, dt) / dt
+        pages = min(sum(d.rates.values()) * dt, self.dirty)
+        scale = pages / (sum(d.rates.values()) * dt) if pages > 0 else 0.0
+        for path, rate in d.rates.items():
+            totals[path] += rate * scale * dt
+        self.flushed += pages
+        self.dirty -= pages
+        if "adaptive" in d.rates:
+            self.state.last_pages = pages / dt  # one iteration's batch (a second of flushing)
+        elif "sync" in d.rates:
+            self.state.last_pages = 0.0
+        return d.stall
+
+    def _pages_to_reach(self, target_age: float, stall: bool, dt: float) -> float:
+        """Oldest-first pages to flush for the age to fall to ``target_age``; MariaDB's soft flush
+        does at most innodb_io_capacity_max a second, a furious or MySQL sync flush any number."""
+        position = self.fifo.flushed_for_age(self.lsn, target_age)
+        need = max((position - self.flushed - self.stale * self.dirty) / (1 - self.stale), 0.0)
+        limit = math.inf if stall or self.s.family != "mariadb" else self.s.io_capacity_max * dt
+        return min(need, limit)
 
 
 def _substeps(t_s: np.ndarray) -> np.ndarray:
