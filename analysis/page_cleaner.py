@@ -167,14 +167,7 @@ def mariadb(s: FlushSettings, st: CleanerState, m: Moment) -> Decision:
         return Decision()
     if not s.adaptive_flushing:
         return Decision({"background": float(s.io_capacity)})
-    n = _mariadb_recommendation(s, st, m, pct_lwm)
-    if pct_lwm != 0 and m.age_bytes > s.adaptive_lwm_bytes:
-        # Measured on 10.11.19 with innodb_max_dirty_pages_pct_lwm > 0: past the adaptive lwm the age
-        # is brought back to it within seconds (batches of several io_capacity, see _update_averages),
-        # so it hovers at the lwm. With the dirty-pages lwm at 0 total_ratio is 1 and the batches
-        # stay near (io_capacity + avg_page_rate + pages_for_lsn) / 3, as the source says.
-        return Decision({"adaptive": n}, target_age_bytes=s.adaptive_lwm_bytes)
-    return Decision({"adaptive": n})
+    return Decision({"adaptive": _mariadb_recommendation(s, st, m, pct_lwm)})
 
 
 def _pct_for_dirty(s: FlushSettings, dirty_pct: float) -> float:
