@@ -149,6 +149,19 @@ SCENARIOS = {s.name: s for s in (
         (Change(165, {"innodb_log_file_size": str(128 * MB)}),),
         about="checkpoint age climbing to the async point of a 48 MB log, then the log resized to 128 MB"),
     Scenario(
+        # Recorded after the what-if model was written: held out from its development.
+        "mariadb-10.11--io-capacity-lower", 330,
+        {**DEMO, "innodb_io_capacity": "400"},
+        (Load("oltp_write_only", 250),),
+        (Change(165, {"innodb_io_capacity": "150"}),),
+        about="the demo regime at 250 tx/s, io_capacity 400 -> 150"),
+    Scenario(
+        "mariadb-10.11--redo-log-shrink", 330,
+        {**DEMO, "innodb_log_file_size": str(128 * MB), "innodb_adaptive_flushing": "OFF"},
+        (Load("oltp_write_only", 220),),
+        (Change(165, {"innodb_log_file_size": str(48 * MB)}),),
+        about="checkpoint age climbing in a 128 MB log, then the log shrunk to 48 MB (async point 35 MB)"),
+    Scenario(
         "mariadb-10.11--adaptive-flushing-on-ms-apart", 480,
         {**DEMO, "innodb_adaptive_flushing": "OFF"},
         (Load("oltp_write_only", 100), Load("oltp_write_only", 60, 8, 100),

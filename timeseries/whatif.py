@@ -80,6 +80,8 @@ def measured(server, start: dt.datetime, end: dt.datetime) -> tuple[Measured, di
                              "pages_total", "status_checkpoint_max_age", "flush_adaptive_pages",
                              "flush_background_pages", "flush_sync_pages")[:MAX_SAMPLES])
     warnings = []
+    if len(rows) == MAX_SAMPLES:
+        warnings.append(f"only the first {MAX_SAMPLES} samples of the range are replayed")
     usable = [r for r in rows if None not in r[1:5]]
     if len(usable) < len(rows):
         warnings.append(f"{len(rows) - len(usable)} samples without LSN, checkpoint, dirty or flushed pages skipped")
@@ -212,8 +214,15 @@ def what_if(server, start: dt.datetime, end: dt.datetime, overrides: dict,
                      "hot_pages": None if math.isinf(workload.hot_pages) else workload.hot_pages},
         "peak_pct_of_async": {"measured": measured_pct, "replayed": _peak_pct(replayed.age_bytes, base.async_bytes),
                               "what_if": whatif_pct},
-        "verdict": verdict(measured_pct, whatif_pct), "family": base.family, "warnings": warnings,
+        "verdict": verdict(measured_pct, whatif_pct) + _stall_note(predicted),
+        "family": base.family, "warnings": warnings,
     }
+
+
+def _stall_note(r: Replay) -> str:
+    if not r.stall.any():
+        return ""
+    return f"; user threads would have waited for flushing in {int(r.stall.sum())} polls"
 
 
 def _measured_flush(m: Measured, by_path: dict) -> dict:

@@ -37,6 +37,27 @@
     const layout = { margin: { t: 10, r: 10, b: 40, l: 60 }, height: 320, yaxis: { title: { text: "checkpoint age (MB)" } },
                      legend: { orientation: "h" } };
     window.Plotly.react("whatif-chart", traces, layout, { displaylogo: false, responsive: true });
+    drawFlushing(d, x);
+  }
+  // Pages flushed per second (measured total, what-if by path) and dirty pages on the right axis.
+  function drawFlushing(d, x) {
+    const colors = { background: "#2ca02c", adaptive: "#d62728", async: "#ff7f0e", sync: "#8c564b" };
+    const traces = [{ x, y: d.measured.flush_per_s.total, name: "flushed/s measured", type: "scatter",
+                      mode: "lines", line: { color: "#1f77b4", width: 1 } }];
+    Object.keys(colors).forEach((path) => {
+      const y = d.what_if.flush_per_s[path];
+      if (y.some((v) => v > 0)) {
+        traces.push({ x, y, name: "what if: " + path, type: "scatter", mode: "lines", line: { color: colors[path], width: 1 } });
+      }
+    });
+    traces.push({ x, y: d.measured.pages_dirty, name: "dirty measured", yaxis: "y2", type: "scatter", mode: "lines",
+                  line: { color: "#1f77b4", dash: "dot", width: 1 } });
+    traces.push({ x, y: d.what_if.pages_dirty, name: "dirty what if", yaxis: "y2", type: "scatter", mode: "lines",
+                  line: { color: "#d62728", dash: "dot", width: 1 } });
+    const layout = { margin: { t: 10, r: 60, b: 40, l: 60 }, height: 260, legend: { orientation: "h" },
+                     yaxis: { title: { text: "pages flushed/s" } },
+                     yaxis2: { title: { text: "dirty pages" }, overlaying: "y", side: "right" } };
+    window.Plotly.react("whatif-flush-chart", traces, layout, { displaylogo: false, responsive: true });
   }
   function pct(v) { return v === null || v === undefined ? "n/a" : (v > 0 ? "+" : "") + v.toFixed(0) + " %"; }
   function show(d) {
@@ -59,10 +80,30 @@
       const data = await response.json().catch(() => ({}));
       if (!response.ok) throw new Error(data.error || String(response.status));
       show(data);
+      redoSizing(data.end);
     } catch (err) {
       errorBox.textContent = "What if: " + err.message;
       errorBox.hidden = false;
     }
   }
   form.addEventListener("submit", run);
+
+  // Redo sizing over the 7 days up to the end of the replayed range, in one sentence.
+  async function redoSizing(endIso) {
+    const box = document.getElementById("whatif-redo");
+    const end = new Date(endIso), start = new Date(end.getTime() - 7 * 86400000);
+    const url = panel.dataset.redoApi + "?start=" + encodeURIComponent(start.toISOString()) +
+                "&end=" + encodeURIComponent(end.toISOString());
+    const response = await fetch(url, { credentials: "same-origin" });
+    const d = await response.json().catch(() => ({}));
+    if (!response.ok) { box.textContent = "Redo sizing: " + (d.error || response.status); return; }
+    const mib = (b) => (b / 1048576).toFixed(0) + " MB";
+    const held = d.minutes_held === null ? "no writes" : d.minutes_held.toFixed(1) + " minutes";
+    const smallest = d.smallest_capacity_below_async_bytes === null ? "none up to 512 GB"
+      : mib(d.smallest_capacity_below_async_bytes);
+    box.textContent = "Redo sizing (7 days to the end of the range): the " + mib(d.capacity_bytes) + " log holds " + held +
+      " of the busiest hour's writes (from " + new Date(d.busiest_hour_start).toLocaleString() +
+      "); smallest size that keeps that hour below the async point with these flushing settings: " +
+      smallest + "; resize: " + d.resize + ".";
+  }
 })();

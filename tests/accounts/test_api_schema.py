@@ -18,6 +18,8 @@ DOCUMENTED = {
     "/api/v1/servers/{id}/variables": {"get"},
     "/api/v1/servers/{id}/variable-changes": {"get"},
     "/api/v1/servers/{id}/effect": {"get"},
+    "/api/v1/servers/{id}/what-if": {"post"},
+    "/api/v1/servers/{id}/redo-sizing": {"get"},
     "/api/v1/annotations": {"get", "post"},
     "/api/v1/annotations/{id}": {"get", "patch", "delete"},
     "/api/v1/annotations/{id}/effect": {"get"},

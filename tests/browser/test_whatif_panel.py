@@ -38,6 +38,12 @@ def test_a_bigger_redo_log_would_have_stayed_below_async(browser, live_server, a
     names = page.evaluate("() => document.getElementById('whatif-chart').data.map(t => t.name)")
     assert names[:3] == ["measured", "replayed (in force)", "what if"]
     assert "async point (what if)" in names
+    page.wait_for_function("document.getElementById('whatif-redo').textContent.length > 0")
+    redo = page.inner_text("#whatif-redo")
+    assert redo.startswith("Redo sizing (7 days to the end of the range): the 48 MB log holds 1.")
+    assert "resize: dynamic: SET GLOBAL innodb_log_file_size" in redo
+    flush = page.evaluate("() => document.getElementById('whatif-flush-chart').data.map(t => t.name)")
+    assert "flushed/s measured" in flush and "what if: background" in flush and "dirty what if" in flush
     page.locator("#whatif-panel").screenshot(
         path=str(Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "what-if.png"))
 

@@ -61,3 +61,23 @@ def test_redo_sizing_on_a_log_that_hit_its_async_point(client, api_token, server
     assert 1.0 < body["minutes_held"] < 2.5
     assert body["capacity_bytes"] == 48 << 20
     assert body["smallest_capacity_below_async_bytes"] > 48 << 20
+
+
+def test_a_restart_inside_the_range_replays_the_part_after_it_and_says_so(client, api_token, server):
+    import datetime as dt
+
+    from django.db.models import F
+
+    from timeseries.models import InnodbSample
+
+    # The counters of a restarted server start again from a lower value.
+    cut = dt.datetime(2026, 11, 24, 11, 49, 0, tzinfo=dt.UTC)
+    InnodbSample.objects.filter(server=server, ts__gte=cut).update(
+        lsn=F("lsn") - 4_000_000_000, innodb_buffer_pool_pages_flushed=F("innodb_buffer_pool_pages_flushed") - 400_000)
+    response = _post(client, api_token, server, {"start": "2026-11-24T11:47:40Z", "end": "2026-11-24T11:50:20Z",
+                                                  "overrides": {"innodb_io_capacity": 400}})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert any("restarted at 2026-11-24T11:49:0" in w for w in body["warnings"])
+    assert body["t"][0] >= cut.timestamp() * 1000
+    assert len(body["t"]) == len(body["what_if"]["checkpoint_age_bytes"]) == len(body["measured"]["pages_dirty"])
