@@ -101,6 +101,16 @@ def cause_for(server, metric: str, now) -> dict | None:
     return None
 
 
+# Apps above alerting add evidence to every message: each callable (server, now) gives a
+# (label, URL) or None; the incidents app adds the one-second capture running at the time.
+EVIDENCE_LINKS: list = []
+
+
+def _evidence(server, now) -> list[dict]:
+    found = (link(server, now) for link in EVIDENCE_LINKS)
+    return [{"label": label, "url": url} for label, url in (f for f in found if f)]
+
+
 def build_message(server, notices, now) -> tuple[str, str, dict]:
     """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group. A
     history-list alert names the likely cause the dashboard knows: the oldest read view's holder."""
@@ -112,9 +122,13 @@ def build_message(server, notices, now) -> tuple[str, str, dict]:
     cause = next((c for c in (cause_for(server, n.rule.metric, now) for n in notices) if c), None)
     if cause is not None:
         lines.append("likely cause: " + cause["text"])
+    evidence = _evidence(server, now)
+    lines += [f"{e['label']}: {e['url']}" for e in evidence]
     text = "\n".join(lines)
     text += f"\n{_server_url(server)}"
     payload = {"text": text, "server": server.name, "severity": worst, "at": now.isoformat()}
+    if evidence:
+        payload["evidence"] = evidence
     if cause is not None:
         payload["cause"] = cause
     payload.update(alertmanager_fields(server, notices, kind, now, text))

@@ -154,3 +154,22 @@ def test_capture_now_needs_the_operator_role(mariadb, client, django_user_model)
     assert client.post(f"/api/v1/servers/{mariadb.pk}/capture", {}, content_type="application/json").status_code == 403
     assert client.post(f"/servers/{mariadb.pk}/capture/").status_code == 403
     assert not Burst.objects.exists()
+
+
+def test_a_notification_sent_while_a_burst_runs_links_to_it(mariadb):
+    from alerting.evaluation import Notice
+    from alerting.models import AlertRule, AlertState
+    from alerting.notify import build_message
+    from incidents.models import Burst
+
+    burst = Burst.objects.create(server=mariadb, trigger="manual", reason="x", started_at=NOW - dt.timedelta(seconds=5),
+                                 ends_at=NOW + dt.timedelta(seconds=115))
+    rule = AlertRule.objects.create(name="age", metric="checkpoint_age_pct_of_async", op=">", threshold=90)
+    state = AlertState.objects.create(rule=rule, server=mariadb, state="firing", last_value=95,
+                                      firing_since=NOW.timestamp())
+    notices = [Notice("firing", rule, state, None)]
+    _, text, payload = build_message(mariadb, notices, NOW)
+    assert f"/bursts/{burst.pk}/" in text
+    assert payload["evidence"] == [{"label": "one-second capture", "url": payload["evidence"][0]["url"]}]
+    _, text, payload = build_message(mariadb, notices, NOW + dt.timedelta(seconds=200))
+    assert "/bursts/" not in text and "evidence" not in payload
