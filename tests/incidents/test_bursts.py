@@ -85,23 +85,23 @@ def test_one_burst_per_server_and_no_more_than_the_cap_at_once(mariadb):
     assert Burst.objects.count() == 1
 
 
-def test_the_size_cap_stops_a_burst(mariadb):
-    from incidents.bursts import keep_second
-    from incidents.models import Burst
-    from tests.incidents.burst_fixture import capture_seconds
+@override_settings(INNOWATCH_BURST_MAX_BYTES=1000)
+def test_the_size_cap_stops_a_burst_after_the_second_that_reached_it(local_server):
+    from django.utils import timezone
 
-    burst = Burst.objects.create(server=mariadb, trigger="manual", reason="x", started_at=NOW,
-                                 ends_at=NOW + dt.timedelta(seconds=120))
-    second = keep_second(burst, 0, capture_seconds(1)[0])
-    burst.refresh_from_db()
-    assert burst.size_bytes == len(bytes(second.lines_gz)) > 1000
-    from incidents import bursts
+    from incidents.bursts import burst_tick
+    from incidents.models import Burst, BurstSecond
 
-    with override_settings(INNOWATCH_BURST_MAX_BYTES=burst.size_bytes):
-        if burst.size_bytes >= bursts.settings.INNOWATCH_BURST_MAX_BYTES:
-            bursts.finish(burst, Burst.Status.CAPPED)
+    now = timezone.now()
+    burst = Burst.objects.create(server=local_server, trigger="manual", reason="x", started_at=now,
+                                 ends_at=now + dt.timedelta(seconds=120))
+    burst_tick(burst.pk, 0)  # one real second of the local MariaDB: tens of kB, past the cap
     burst.refresh_from_db()
-    assert burst.status == Burst.Status.CAPPED
+    assert burst.status == Burst.Status.CAPPED and burst.finished_at is not None
+    assert burst.seconds_read == 1 and burst.size_bytes > 1000, burst.last_error
+    assert BurstSecond.objects.filter(burst=burst).count() == 1
+    burst_tick(burst.pk, 1)  # a tick sent before the cap was reached reads nothing more
+    assert BurstSecond.objects.filter(burst=burst).count() == 1
 
 
 def test_the_pt_stalk_folder_holds_each_second_as_pt_stalk_names_and_formats_it(mariadb):
