@@ -173,3 +173,28 @@ def test_a_notification_sent_while_a_burst_runs_links_to_it(mariadb):
     assert payload["evidence"] == [{"label": "one-second capture", "url": payload["evidence"][0]["url"]}]
     _, text, payload = build_message(mariadb, notices, NOW + dt.timedelta(seconds=200))
     assert "/bursts/" not in text and "evidence" not in payload
+
+
+def test_the_sweep_closes_a_broken_burst_and_drops_bursts_past_their_retention(mariadb):
+    from django.conf import settings
+    from django.utils import timezone
+
+    from annotations.models import Annotation
+    from incidents.bursts import sweep_bursts
+    from incidents.models import Burst
+
+    now = timezone.now()
+    old_start = now - dt.timedelta(days=settings.INNOWATCH_BURST_RETENTION_DAYS + 1)
+    note = Annotation.objects.create(server=mariadb, time=old_start, text="One-second capture: old")
+    old = Burst.objects.create(server=mariadb, trigger="manual", reason="old", started_at=old_start,
+                               ends_at=old_start + dt.timedelta(seconds=120), status=Burst.Status.DONE, annotation=note)
+    broken = Burst.objects.create(server=mariadb, trigger="manual", reason="no worker", started_at=now - dt.timedelta(minutes=5),
+                                  ends_at=now - dt.timedelta(minutes=3))
+    kept = Burst.objects.create(server=mariadb, trigger="manual", reason="recent", started_at=now,
+                                ends_at=now + dt.timedelta(seconds=120))
+    sweep_bursts()
+    assert not Burst.objects.filter(pk=old.pk).exists() and not Annotation.objects.filter(pk=note.pk).exists()
+    broken.refresh_from_db()
+    assert broken.status == Burst.Status.FAILED and "innowatch-test-bursts" in broken.last_error
+    kept.refresh_from_db()
+    assert kept.status == Burst.Status.RUNNING
