@@ -127,6 +127,16 @@ def cause_for(server, metric: str, now) -> dict | None:
     return None
 
 
+# Apps above alerting add evidence to every message: each callable (server, now) gives a
+# (label, URL) or None; the incidents app adds the one-second capture running at the time.
+EVIDENCE_LINKS: list = []
+
+
+def _evidence(server, now) -> list[dict]:
+    found = (link(server, now) for link in EVIDENCE_LINKS)
+    return [{"label": label, "url": url} for label, url in (f for f in found if f)]
+
+
 def build_message(server, notices, now, values: dict | None = None) -> tuple[str, str, dict]:
     """Subject, plain text and the JSON payload (Slack-compatible ``text``) for one group: each
     alert's value against its threshold, the runway for checkpoint-age alerts (``values``: the
@@ -143,9 +153,13 @@ def build_message(server, notices, now, values: dict | None = None) -> tuple[str
         lines.append(runway)
     if cause is not None:
         lines.append("likely cause: " + cause["text"])
+    evidence = _evidence(server, now)
+    lines += [f"{e['label']}: {e['url']}" for e in evidence]
     link = _incident_url(server, notices, now)
     text = "\n".join(lines) + f"\n{link}"
     payload = {"text": text, "server": server.name, "severity": worst, "at": now.isoformat(), "url": link}
+    if evidence:
+        payload["evidence"] = evidence
     if cause is not None:
         payload["cause"] = cause
     if values and values.get("runway_minutes") is not None and runway is not None:

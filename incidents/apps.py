@@ -9,4 +9,9 @@ class IncidentsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from alerting import notify
         from incidents import receivers  # noqa: F401  (each stored poll is checked against the triggers)
+        from incidents.receivers import burst_evidence
+
+        if burst_evidence not in notify.EVIDENCE_LINKS:
+            notify.EVIDENCE_LINKS.append(burst_evidence)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.dispatch import receiver
 
 from servers.signals import sample_polled, server_evaluated
@@ -30,3 +31,13 @@ def check_triggers_on_evaluation(sender, server, now, **kwargs) -> None:
         check_server(server, now)
     except Exception:  # a trigger problem must never fail alert evaluation
         log.exception("burst trigger check of %s failed", server.name)
+
+
+def burst_evidence(server, now) -> tuple[str, str] | None:
+    """An alert that fires while its server is being captured links to the capture."""
+    from incidents.models import Burst
+
+    burst = Burst.objects.filter(server=server, started_at__lte=now, ends_at__gte=now).order_by("-started_at").first()
+    if burst is None or (burst.finished_at is not None and burst.finished_at < now):
+        return None
+    return "one-second capture", f"{settings.INNOWATCH_BASE_URL.rstrip('/')}/bursts/{burst.pk}/"

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from alerting.evaluation import History
@@ -75,7 +75,8 @@ def _beyond(value: float | None, threshold: float, above: bool) -> bool:
 
 
 def check_server(server: Server, now: dt.datetime | None = None) -> Burst | None:
-    """After a stored poll: start a burst if a condition held and the server is out of its cool-down."""
+    """After an alert evaluation (or a poll on demand): start a burst if a condition held for its
+    polls and the server is out of its cool-down."""
     now = now or timezone.now()
     config = config_for(server)
     if not config.enabled or server.imported:
@@ -124,6 +125,7 @@ def start_manual(server: Server, user, duration_s: int | None = None) -> Burst:
 
 
 MAX_DURATION_S = 3600
+START_LOCK = 0x1B0_0457  # pg_advisory_xact_lock key of burst starts
 
 
 def _start(server: Server, trigger: str, reason: str, duration_s: int, user, now: dt.datetime) -> Burst:
@@ -131,9 +133,10 @@ def _start(server: Server, trigger: str, reason: str, duration_s: int, user, now
 
     duration_s = max(1, min(int(duration_s), MAX_DURATION_S))
     with transaction.atomic():
-        # One row lock serialises concurrent starts, so the cap and "one per server" hold.
-        Server.objects.select_for_update().filter(pk=server.pk).first()
-        running = Burst.objects.select_for_update().filter(status=Burst.Status.RUNNING)
+        # One lock serialises every start (held to the commit), so the cap and "one per server" hold.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [START_LOCK])
+        running = list(Burst.objects.filter(status=Burst.Status.RUNNING))
         if any(b.server_id == server.pk for b in running):
             raise BurstRefused("a burst of this server is already running")
         if len(running) >= settings.INNOWATCH_BURST_MAX_CONCURRENT:

@@ -85,23 +85,23 @@ def test_one_burst_per_server_and_no_more_than_the_cap_at_once(mariadb):
     assert Burst.objects.count() == 1
 
 
-def test_the_size_cap_stops_a_burst(mariadb):
-    from incidents.bursts import keep_second
-    from incidents.models import Burst
-    from tests.incidents.burst_fixture import capture_seconds
+@override_settings(INNOWATCH_BURST_MAX_BYTES=1000)
+def test_the_size_cap_stops_a_burst_after_the_second_that_reached_it(local_server):
+    from django.utils import timezone
 
-    burst = Burst.objects.create(server=mariadb, trigger="manual", reason="x", started_at=NOW,
-                                 ends_at=NOW + dt.timedelta(seconds=120))
-    second = keep_second(burst, 0, capture_seconds(1)[0])
-    burst.refresh_from_db()
-    assert burst.size_bytes == len(bytes(second.lines_gz)) > 1000
-    from incidents import bursts
+    from incidents.bursts import burst_tick
+    from incidents.models import Burst, BurstSecond
 
-    with override_settings(INNOWATCH_BURST_MAX_BYTES=burst.size_bytes):
-        if burst.size_bytes >= bursts.settings.INNOWATCH_BURST_MAX_BYTES:
-            bursts.finish(burst, Burst.Status.CAPPED)
+    now = timezone.now()
+    burst = Burst.objects.create(server=local_server, trigger="manual", reason="x", started_at=now,
+                                 ends_at=now + dt.timedelta(seconds=120))
+    burst_tick(burst.pk, 0)  # one real second of the local MariaDB: tens of kB, past the cap
     burst.refresh_from_db()
-    assert burst.status == Burst.Status.CAPPED
+    assert burst.status == Burst.Status.CAPPED and burst.finished_at is not None
+    assert burst.seconds_read == 1 and burst.size_bytes > 1000, burst.last_error
+    assert BurstSecond.objects.filter(burst=burst).count() == 1
+    burst_tick(burst.pk, 1)  # a tick sent before the cap was reached reads nothing more
+    assert BurstSecond.objects.filter(burst=burst).count() == 1
 
 
 def test_the_pt_stalk_folder_holds_each_second_as_pt_stalk_names_and_formats_it(mariadb):
@@ -154,3 +154,47 @@ def test_capture_now_needs_the_operator_role(mariadb, client, django_user_model)
     assert client.post(f"/api/v1/servers/{mariadb.pk}/capture", {}, content_type="application/json").status_code == 403
     assert client.post(f"/servers/{mariadb.pk}/capture/").status_code == 403
     assert not Burst.objects.exists()
+
+
+def test_a_notification_sent_while_a_burst_runs_links_to_it(mariadb):
+    from alerting.evaluation import Notice
+    from alerting.models import AlertRule, AlertState
+    from alerting.notify import build_message
+    from incidents.models import Burst
+
+    burst = Burst.objects.create(server=mariadb, trigger="manual", reason="x", started_at=NOW - dt.timedelta(seconds=5),
+                                 ends_at=NOW + dt.timedelta(seconds=115))
+    rule = AlertRule.objects.create(name="age", metric="checkpoint_age_pct_of_async", op=">", threshold=90)
+    state = AlertState.objects.create(rule=rule, server=mariadb, state="firing", last_value=95,
+                                      firing_since=NOW.timestamp())
+    notices = [Notice("firing", rule, state, None)]
+    _, text, payload = build_message(mariadb, notices, NOW)
+    assert f"/bursts/{burst.pk}/" in text
+    assert payload["evidence"] == [{"label": "one-second capture", "url": payload["evidence"][0]["url"]}]
+    _, text, payload = build_message(mariadb, notices, NOW + dt.timedelta(seconds=200))
+    assert "/bursts/" not in text and "evidence" not in payload
+
+
+def test_the_sweep_closes_a_broken_burst_and_drops_bursts_past_their_retention(mariadb):
+    from django.conf import settings
+    from django.utils import timezone
+
+    from annotations.models import Annotation
+    from incidents.bursts import sweep_bursts
+    from incidents.models import Burst
+
+    now = timezone.now()
+    old_start = now - dt.timedelta(days=settings.INNOWATCH_BURST_RETENTION_DAYS + 1)
+    note = Annotation.objects.create(server=mariadb, time=old_start, text="One-second capture: old")
+    old = Burst.objects.create(server=mariadb, trigger="manual", reason="old", started_at=old_start,
+                               ends_at=old_start + dt.timedelta(seconds=120), status=Burst.Status.DONE, annotation=note)
+    broken = Burst.objects.create(server=mariadb, trigger="manual", reason="no worker", started_at=now - dt.timedelta(minutes=5),
+                                  ends_at=now - dt.timedelta(minutes=3))
+    kept = Burst.objects.create(server=mariadb, trigger="manual", reason="recent", started_at=now,
+                                ends_at=now + dt.timedelta(seconds=120))
+    sweep_bursts()
+    assert not Burst.objects.filter(pk=old.pk).exists() and not Annotation.objects.filter(pk=note.pk).exists()
+    broken.refresh_from_db()
+    assert broken.status == Burst.Status.FAILED and "innowatch-test-bursts" in broken.last_error
+    kept.refresh_from_db()
+    assert kept.status == Burst.Status.RUNNING
