@@ -27,6 +27,7 @@ INNODB_METRICS = (
     "purge_del_mark_records",
     "purge_upd_exist_or_extern_records",
     "trx_rseg_history_len",
+    "purge_dml_delay_usec",  # a value, not a counter: the delay InnoDB now puts on each row change
 )
 
 # Open transactions with their sessions, oldest first. `t.*` rather than a column list: the

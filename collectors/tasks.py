@@ -130,8 +130,10 @@ def poll_once(server: Server, *, force_variables: bool = False) -> polling.PollR
     the run is recorded whatever happens. Workers batch their writes instead (poll_server)."""
     state = poll_state.decode(_redis_or_none(lambda: redis_client().hget(poll_state.STATE_KEY, server.pk)))
     run, entry, new_state = polling.poll(server, state, force_variables=force_variables)
+    stored = False
     try:
         poll_store.store_polls([entry])
+        stored = True
     except spool.DB_UNAVAILABLE as exc:
         # PostgreSQL is down but the server was read: keep the poll for drain_spool.
         spool.forget_connection_if_broken()
@@ -141,12 +143,12 @@ def poll_once(server: Server, *, force_variables: bool = False) -> polling.PollR
             run.error = f"PostgreSQL unavailable; reading {'spooled' if saved else 'lost'}: {exc}"[:2000]
     _redis_or_none(lambda: redis_client().hset(poll_state.STATE_KEY, server.pk, json.dumps(new_state)))
     _refresh_poll_state(server, run)
-    if run.status != CollectorRun.Status.FAILED:
+    if stored and run.status != CollectorRun.Status.FAILED:
         # The poll wrote the server's identity and variables with UPDATEs: callers (the demo, the
         # burst triggers) read them from this instance.
         server.refresh_from_db(fields=["flavor", "version", "version_comment", "variables", "variables_at"])
-    if run.sample_at is not None and run.status != CollectorRun.Status.FAILED:
-        sample_polled.send_robust(Server, server=server, ts=run.sample_at)
+        if run.sample_at is not None:
+            sample_polled.send_robust(Server, server=server, ts=run.sample_at)
     return run
 
 

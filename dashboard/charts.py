@@ -106,7 +106,10 @@ def purge_settings_chart() -> dict:
     """What purge was allowed to do, as steps from the variable history (a change is a step at
     the poll that saw it), with the DML delay settings in force at the end of the range."""
     return {"id": "chart-purge-settings", "title": "Purge settings and DML delay",
-            "y_title": "purge threads", "y2_title": "batch size (undo log pages)", "series": [],
+            "y_title": "purge threads · DML delay (ms)", "y2_title": "batch size (undo log pages)",
+            # The delay InnoDB puts on each row change for purge lag, where INNODB_METRICS has it on.
+            "series": [{"metric": "purge_dml_delay_usec", "label": "DML delay per row change (ms)", "scale": 0.001,
+                        "optional": True}],
             "variable_steps": [{"name": "innodb_purge_threads", "label": "innodb_purge_threads", "axis": "y"},
                                {"name": "innodb_purge_batch_size", "label": "innodb_purge_batch_size",
                                 "axis": "y2"}],

@@ -89,6 +89,7 @@ INNODB_METRIC_COLUMNS = {
     "purge_undo_log_pages": "purge_undo_log_pages",
     "purge_del_mark_records": "purge_del_mark_records",
     "purge_upd_exist_or_extern_records": "purge_upd_exist_or_extern_records",
+    "purge_dml_delay_usec": "purge_dml_delay_usec",
 }
 
 

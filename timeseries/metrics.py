@@ -54,6 +54,7 @@ _METRICS = [
     Metric("flush_sync_per_s", "flush_sync_pages", "rate", "pages/s", "Sync flush"),
     Metric("flush_sync_waits_per_s", "flush_sync_waits", "rate", "/s", "Sync flush waits"),
     Metric("os_log_written_per_s", "innodb_os_log_written", "rate", "bytes/s", "Innodb_os_log_written"),
+    Metric("purge_dml_delay_usec", "purge_dml_delay_usec", "gauge", "µs", "DML delay per row change"),
     Metric("purge_undo_log_pages_per_s", "purge_undo_log_pages", "rate", "pages/s", "Purged undo log pages"),
     Metric("purge_del_mark_records_per_s", "purge_del_mark_records", "rate", "records/s",
            "Purged delete-marked records"),

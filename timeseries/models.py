@@ -107,6 +107,9 @@ class InnodbSample(models.Model):
     purge_undo_log_pages = _bigint()
     purge_del_mark_records = _bigint()
     purge_upd_exist_or_extern_records = _bigint()
+    # INNODB_METRICS purge_dml_delay_usec (off by default): the delay innodb_max_purge_lag puts on
+    # each row change now, in µs; a value InnoDB sets, not a counter.
+    purge_dml_delay_usec = _bigint()
 
     class Meta:
         db_table = "dashboard_innodbsample"
