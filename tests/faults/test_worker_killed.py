@@ -17,7 +17,8 @@ from tests.conftest import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_worker(name: str, log: Path | None = None, **env: str) -> subprocess.Popen:
+def start_worker(name: str, log: Path | None = None, pool: str = "threads", concurrency: int = 4,
+                 **env: str) -> subprocess.Popen:
     """`celery worker -n <name>@%h` on the test queue, database and Redis, in its own session;
     with `log`, each task it runs is logged there (INFO)."""
     from django.conf import settings
@@ -28,8 +29,8 @@ def start_worker(name: str, log: Path | None = None, **env: str) -> subprocess.P
                "INNOWATCH_TEST_REDIS_URL": settings.REDIS_URL, **env}
     celery = str(Path(sys.executable).with_name("celery"))
     return subprocess.Popen(
-        [celery, "-A", "dashboard", "worker", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--pool", "threads",
-         "--concurrency", "4", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
+        [celery, "-A", "dashboard", "worker", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--pool", pool,
+         "--concurrency", str(concurrency), "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
          "--loglevel", "INFO" if log else "WARNING"],
         cwd=ROOT, env=environ, start_new_session=True, stdout=log.open("w") if log else subprocess.DEVNULL,
         stderr=subprocess.STDOUT)

@@ -37,8 +37,19 @@ def _summary(late: list[float]) -> str:
     return f"p50 {statistics.median(late):.2f} s, p95 {q[18]:.2f} s, max {max(late):.2f} s"
 
 
+@pytest.fixture
+def poll_worker_process(_test_redis):
+    """The poll worker as its own process, as in production: two Celery workers in threads of one
+    process share kombu's Redis poller, and one of them can then wait forever for a reply."""
+    from tests.faults.test_worker_killed import kill, start_worker
+
+    worker = start_worker("polls", pool="solo", concurrency=1)
+    yield worker
+    kill(worker)
+
+
 def test_fifty_other_servers_keep_their_poll_schedule_during_a_burst(local_server, monitor_account, burst_worker_thread,
-                                                                     celery_worker_thread):
+                                                                     poll_worker_process):
     from collectors.tasks import schedule_polls
     from incidents.models import Burst, BurstSecond, TriggerConfig
     from incidents.triggers import start_manual
