@@ -7,7 +7,6 @@ monitoring account on the local MariaDB.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import socket
@@ -98,43 +97,15 @@ def api_token(admin_user):
     return key
 
 
-@contextlib.contextmanager
-def worker_thread(**options):
-    """celery.contrib.testing's start_worker, stopped so that another worker thread of this process
-    cannot take its stop: every worker thread reads the one `should_terminate` flag of
-    celery.worker.state, and the first that sees it clears it, leaving the other running (seen as
-    "Worker thread failed to exit" when a test runs the poll worker and the burst worker)."""
-    from celery.contrib.testing.worker import start_worker
-    from celery.worker import state
-
-    from dashboard.celery import app
-
-    stopping = threading.Event()
-
-    def keep_the_flag_up():
-        while not stopping.is_set():
-            state.should_terminate = 0
-            time.sleep(0.05)
-
-    keeper = threading.Thread(target=keep_the_flag_up, daemon=True)
-    context = start_worker(app, perform_ping_check=False, shutdown_timeout=30, **options)
-    worker = context.__enter__()
-    try:
-        yield worker
-    finally:
-        keeper.start()
-        try:
-            context.__exit__(None, None, None)
-        finally:
-            stopping.set()
-            keeper.join()
-            state.should_terminate = None
-
-
 @pytest.fixture
 def celery_worker_thread(_test_redis):
     """A real Celery worker consuming the test queue from Redis, in a thread of this process."""
-    with worker_thread(pool="solo", concurrency=1, queues=["innowatch-test"]) as worker:
+    from celery.contrib.testing.worker import start_worker
+
+    from dashboard.celery import app
+
+    with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False,
+                      queues=["innowatch-test"], shutdown_timeout=30) as worker:
         yield worker
 
 
