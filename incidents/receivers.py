@@ -13,24 +13,23 @@ from servers.signals import sample_polled, server_evaluated
 log = logging.getLogger(__name__)
 
 
-@receiver(sample_polled, dispatch_uid="incidents.check_triggers")
-def check_triggers(sender, server, ts, **kwargs) -> None:
-    from incidents.triggers import check_server
-
-    try:
-        check_server(server)
-    except Exception:  # a trigger problem must never fail the poll that stored the sample
-        log.exception("burst trigger check of %s failed", server.name)
-
-
-@receiver(server_evaluated, dispatch_uid="incidents.check_triggers_on_evaluation")
-def check_triggers_on_evaluation(sender, server, now, **kwargs) -> None:
+def _check(server, now=None) -> None:
     from incidents.triggers import check_server
 
     try:
         check_server(server, now)
-    except Exception:  # a trigger problem must never fail alert evaluation
+    except Exception:  # a trigger problem must never fail the poll or the evaluation that asked
         log.exception("burst trigger check of %s failed", server.name)
+
+
+@receiver(sample_polled, dispatch_uid="incidents.check_triggers")
+def check_triggers(sender, server, ts, **kwargs) -> None:
+    _check(server)
+
+
+@receiver(server_evaluated, dispatch_uid="incidents.check_triggers_on_evaluation")
+def check_triggers_on_evaluation(sender, server, now, **kwargs) -> None:
+    _check(server, now)
 
 
 def burst_evidence(server, now) -> tuple[str, str] | None:

@@ -49,6 +49,14 @@ def widest_first(columns):
     return sorted(columns, key=lambda c: (c[0] not in key, key.get(c[0], 0), -WIDTH[c[1]]))
 
 
+def lay_out_widest_first(cur, table, aside_suffix):
+    """Rebuild `table` widest first (rebuild_partitioned) unless it already is: after a migration
+    added an 8-byte column behind narrower ones, rows would pay alignment padding."""
+    columns = table_columns(cur, table)
+    if columns != widest_first(columns):
+        rebuild_partitioned(cur, table, widest_first(columns), aside_suffix)
+
+
 def rebuild_partitioned(cur, table, new_columns, aside_suffix):
     """Rebuild range-partitioned `table` with `new_columns` [(name, type, not_null)] in that order:
     the old parent and partitions are renamed aside, the new ones created with the same bounds,

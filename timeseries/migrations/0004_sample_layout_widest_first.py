@@ -5,16 +5,13 @@ transaction). The reverse leaves the order as it is: any order holds the same da
 
 from django.db import migrations
 
-from timeseries.migration_ops import rebuild_partitioned, table_columns, widest_first
+from timeseries.migration_ops import lay_out_widest_first
 
 TABLE = "dashboard_innodbsample"
 
 
 def widest_first_layout(apps, schema_editor):
-    cur = schema_editor.connection.cursor()
-    columns = table_columns(cur, TABLE)
-    if columns != widest_first(columns):
-        rebuild_partitioned(cur, TABLE, widest_first(columns), "old0004")
+    lay_out_widest_first(schema_editor.connection.cursor(), TABLE, "old0004")
 
 
 class Migration(migrations.Migration):

@@ -4,16 +4,13 @@ alignment padding behind the narrow ones."""
 
 from django.db import migrations, models
 
-from timeseries.migration_ops import rebuild_partitioned, table_columns, widest_first
+from timeseries.migration_ops import lay_out_widest_first
 
 TABLE = "dashboard_innodbsample"
 
 
 def widest_first_layout(apps, schema_editor):
-    cur = schema_editor.connection.cursor()
-    columns = table_columns(cur, TABLE)
-    if columns != widest_first(columns):
-        rebuild_partitioned(cur, TABLE, widest_first(columns), "old0005")
+    lay_out_widest_first(schema_editor.connection.cursor(), TABLE, "old0005")
 
 
 class Migration(migrations.Migration):
