@@ -157,32 +157,64 @@ def page_only_figures(now: dt.datetime) -> dict:
 
 POLL_THREADS = 4  # polls in flight per worker process (celery worker --pool threads --concurrency)
 POLLS_PER_TASK = 16  # what collectors.tasks.schedule_polls sends per message at 5,000 servers
+# Enough servers that each is polled about every 10 s at the rate one process reaches, so each
+# reads its variables as often as a real server polled every 10 s does (once a minute unless a
+# SET ran). They are all the local MariaDB: overlapping polls of it keep their connections.
+POLL_SERVERS = 5000
+# Sessions holding a transaction open for the "busy server" figures: a status text of a real
+# server's size (the idle local MariaDB's is ~2 KB; the corpus's busy ones 10-30 KB).
+BUSY_SESSIONS = 60
 
 
 def poll_figures() -> dict:
-    from bench import fanout, polls
+    from django.conf import settings
 
-    servers = polls.register(50)
+    from bench import fanout, polls
+    from servers.models import Server
+
+    servers = polls.register(POLL_SERVERS)
+    settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER = POLL_THREADS  # the pool takes it at the first poll
+    log(f"first poll of each of {POLL_SERVERS} servers")
+    polls.warm_up(servers, POLL_THREADS)
     log("bare SHOW ENGINE INNODB STATUS round trip")
     out = polls.bare_round_trip()
-    # Bare reads and polls alternate (A B A B), so load from elsewhere on the machine hits both alike.
-    # Polls run as the fan-out sends them at scale (16 per message at 5,000 servers) and one per message.
+    # Polls and bare reads alternate (B A B A), so load from elsewhere on the machine hits both
+    # alike; the bare reads read the variables as often as the polls just before them did.
+    # Polls run as the fan-out sends them at scale (16 per message at 5,000 servers) and one per
+    # message; and with a client sending SETs (a busy server: every poll reads the variables).
     rounds = []
     for n in range(2):
-        log(f"round {n + 1}/2: bare reads, then one worker process polling 50 servers, {POLL_THREADS} threads")
-        measured = polls.bare_reads(servers, 10, POLL_THREADS)
-        measured.update(polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK))
+        log(f"round {n + 1}/2: one worker process polling {POLL_SERVERS} servers, {POLL_THREADS} threads, "
+            "then bare reads")
+        measured = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
+        measured.update(polls.bare_reads(servers, 10, POLL_THREADS, measured["variables_read_fraction"]))
         single = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=1)
         measured.update({f"single_{k}": single[k] for k in ("polls_per_s", "worker_cpu_ms_per_poll")})
+        with polls.SetTraffic():
+            busy = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
+        busy.update(polls.bare_reads(servers, 10, POLL_THREADS, busy["variables_read_fraction"]))
+        measured.update({f"set_traffic_{k}": busy[k] for k in (
+            "polls_per_s", "worker_cpu_ms_per_poll", "variables_read_fraction", "bare_read_cpu_ms_per_poll")})
+        with polls.OpenTransactions(BUSY_SESSIONS):
+            measured["busy_status_bytes"] = polls.status_text_bytes()
+            busy = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
+            busy.update(polls.bare_reads(servers, 10, POLL_THREADS, busy["variables_read_fraction"]))
+        measured.update({f"busy_{k}": busy[k] for k in (
+            "polls_per_s", "worker_cpu_ms_per_poll", "variables_read_fraction", "bare_read_cpu_ms_per_poll")})
+        measured["status_bytes"] = polls.status_text_bytes()
         rounds.append(measured)
     out.update({k: statistics.median(r[k] for r in rounds) for k in rounds[0]})
     out["single_poll_vs_bare_read_cpu"] = out["single_worker_cpu_ms_per_poll"] / out["bare_read_cpu_ms_per_poll"]
     out["poll_vs_bare_read_cpu"] = out["worker_cpu_ms_per_poll"] / out["bare_read_cpu_ms_per_poll"]
+    for case in ("set_traffic", "busy"):
+        out[f"{case}_poll_vs_bare_read_cpu"] = (out[f"{case}_worker_cpu_ms_per_poll"]
+                                              / out[f"{case}_bare_read_cpu_ms_per_poll"])
     out["poll_overhead_ratio"] = out["poll_wall_ms"] / out["status_round_trip_ms"]
     out["capacity_servers_at_10s_one_process"] = int(out["polls_per_s"] * 10)
     out["capacity_servers_at_10s_host"] = int(out["cpus"] / (out["host_cpu_ms_per_poll"] / 1000) * 10)
     log("PostgreSQL's cost of a stored poll: WAL bytes, raw text size")
     out.update(polls.write_cost(servers))
+    Server.objects.filter(pk__in=[s.pk for s in servers]).delete()  # the fan-out counts its own
     log("schedule_polls at 500 and 5,000 registered servers")
     out.update(fanout.fanout_figures())
     return out

@@ -2,8 +2,9 @@
 field = server id), so that a poll needs no PostgreSQL query to know what changed:
 
 - `up`: Uptime of the previous poll. Lower now = a restart (announced as today).
-- `vd` / `va`: digest of the variables last stored and when they were last read. A snapshot is
-  written to the server row (and diffed into VariableChange rows) only when the digest changed.
+- `vd` / `va` / `sets`: digest of the variables last stored, when they were last read and the
+  server's count of SET statements then (`variables_due`). A snapshot is written to the server
+  row (and diffed into VariableChange rows) only when the digest changed.
 - `ver`: the server version string, written to the row only when it changed.
 - `st`: the previous poll's outcome; a change of state is worth a CollectorRun row.
 
@@ -30,7 +31,14 @@ from timeseries import poll_events
 log = logging.getLogger(__name__)
 
 STATE_KEY = "iw:poll-state"
-VARIABLES_EVERY_S = 60  # below a 10 s interval, variables are read once a minute
+VARIABLES_EVERY_S = 60  # variables are read at least once a minute
+# After a SET, the variables are read on the next poll, but at most this often for servers polled
+# faster than every 10 s (a client issuing SETs every second would otherwise mean every poll).
+SET_READ_MIN_GAP_S = 9
+# Com_set_option counts every SET statement (SET GLOBAL included, from stored programs and
+# prepared statements too); new connections often send one (SET NAMES, autocommit), so on a busy
+# server the variables are read at almost every poll, as before.
+_SETTING_COUNTERS = ("Com_set_option", "Com_install_plugin", "Com_uninstall_plugin")
 
 
 def decode(raw: bytes | str | None) -> dict:
@@ -46,15 +54,32 @@ def variables_digest(variables: Mapping[str, str]) -> str:
     kept = dict(variables)
     for name in changes.VOLATILE:
         kept.pop(name, None)
-    text = "\0".join(itertools.chain.from_iterable(sorted(kept.items())))  # ~650 variables, every poll
+    text = "\0".join(itertools.chain.from_iterable(sorted(kept.items())))  # ~650 variables
     return hashlib.sha1(text.encode(errors="surrogatepass"), usedforsecurity=False).hexdigest()
 
 
-def variables_due(server: Server, state: dict, now_s: float) -> bool:
-    # Variables are cheap but not free: read every poll at >= 10 s, else once a minute.
-    if server.poll_interval_s >= 10 or not state.get("va"):
+def set_statements(global_status: Mapping[str, str] | None) -> str | None:
+    """The server's count of statements that can change a global variable (SET, and plugins
+    installed or removed, which add or drop variables), as one comparable value."""
+    if not global_status:
+        return None
+    counts = [global_status.get(name, "") for name in _SETTING_COUNTERS]
+    return ",".join(counts) if any(counts) else None
+
+
+def variables_due(server: Server, state: dict, now_s: float, global_status: Mapping[str, str] | None = None) -> bool:
+    """Read the variables on the first poll, once a minute, and whenever a SET statement has run
+    on the server since the last read (GLOBAL STATUS, read just before, says so): a SET GLOBAL
+    is then seen by the next poll, as if the variables were read every poll, while a server
+    nobody reconfigures is asked for its ~650 variables once a minute (as PMM's low resolution)."""
+    last = state.get("va")
+    if not last or now_s - last >= VARIABLES_EVERY_S:
         return True
-    return now_s - state["va"] >= VARIABLES_EVERY_S
+    sets = set_statements(global_status)
+    often = server.poll_interval_s >= 10 or now_s - last >= SET_READ_MIN_GAP_S
+    if sets is None:  # no such counters here (or no status): reading them is the only way to know
+        return server.poll_interval_s >= 10
+    return sets != state.get("sets") and often
 
 
 def after_reading(server: Server, reading: sources.ServerReading, state: dict) -> dict:
@@ -68,7 +93,8 @@ def after_reading(server: Server, reading: sources.ServerReading, state: dict) -
     if reading.variables is not None:
         digest = variables_digest(reading.variables)
         if digest == state.get("vd") or _guarded(server, "variables", lambda: _store_variables(server, reading, digest)):
-            new.update(vd=digest, va=ts.timestamp())
+            # The SET count as of this read: a different one later means a SET ran since.
+            new.update(vd=digest, va=ts.timestamp(), sets=set_statements(reading.global_status))
     if reading.version != state.get("ver") and _guarded(server, "version", lambda: _store_identity(server, reading)):
         new["ver"] = reading.version
     return new

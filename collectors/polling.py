@@ -71,6 +71,7 @@ class PollRun:
 def _configure_pool() -> None:
     sources.POOL.max_idle = settings.INNOWATCH_POOL_MAX_IDLE
     sources.POOL.idle_timeout_s = settings.INNOWATCH_POOL_IDLE_TIMEOUT_S
+    sources.POOL.max_idle_per_server = settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER
 
 
 def poll(server: Server, state: dict, *, force_variables: bool = False) -> tuple[PollRun, dict, dict]:
@@ -82,7 +83,7 @@ def poll(server: Server, state: dict, *, force_variables: bool = False) -> tuple
     began = time.perf_counter()
     sample, new_state = {}, dict(state)
     try:
-        with_variables = force_variables or poll_state.variables_due(server, state, time.time())
+        with_variables = force_variables or (lambda status: poll_state.variables_due(server, state, time.time(), status))
         reading = sources.read_server(connection_params(server), with_variables=with_variables, with_trx=True,
                                       trx_limit=OLDEST_TRX_ROWS, pool=sources.POOL)
         sample = sample_entry(server, reading, run)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import zlib
 from pathlib import Path
 
 from django.db import transaction
@@ -14,6 +13,7 @@ from collectors import sources
 from collectors.parsers.innodb_status import PARSER_VERSION, ParseError, parse_innodb_status
 from servers.models import Server
 from timeseries import ingest
+from timeseries.compression import DecompressError, decompress_text
 from timeseries.models import InnodbSample, RawStatus, SemaphoreWaitSample
 
 # Only the columns that come from the status text change; global-status columns stay as read.
@@ -29,8 +29,8 @@ def reparse(server: Server, since: dt.datetime, until: dt.datetime | None = None
     updated = failed = 0
     for raw in raws.order_by("ts").iterator(chunk_size=200):
         try:
-            status = parse_innodb_status(zlib.decompress(bytes(raw.text_zlib)).decode())
-        except (ParseError, zlib.error, UnicodeDecodeError):
+            status = parse_innodb_status(decompress_text(raw.text_zlib))
+        except (ParseError, *DecompressError):
             failed += 1
             continue
         _store_reparsed(server, raw, status)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import MySQLdb
@@ -57,6 +58,10 @@ _ERROR_KINDS = {
     2013: "timeout",  # Lost connection during query (our read_timeout)
     1040: "unreachable",  # Too many connections
 }
+
+
+# Whether to read the variables: yes/no, or decided from the GLOBAL STATUS read just before.
+VariablesWanted = bool | Callable[[dict[str, str]], bool]
 
 
 class SourceError(Exception):
@@ -116,6 +121,9 @@ def connect(params: ConnectionParams):
             read_timeout=timeout,
             write_timeout=timeout,
             charset="utf8mb4",
+            # The server's default: no SET autocommit sent, so the server's count of SET
+            # statements (poll_state.set_statements) moves only once (SET NAMES) per connection.
+            autocommit=True,
         )
     except MySQLdb.Error as exc:
         raise classify(exc) from None
@@ -130,7 +138,7 @@ def classify(exc: Exception) -> SourceError:
     return SourceError(kind, f"{code}: {message}" if code is not None else message)
 
 
-def read_server(params: ConnectionParams, *, with_variables: bool = True, with_trx: bool = False,
+def read_server(params: ConnectionParams, *, with_variables: VariablesWanted = True, with_trx: bool = False,
                 trx_limit: int | None = None, pool: ConnectionPool | None = None) -> ServerReading:
     """One poll on a connection from `pool` (a fresh one, closed afterwards, without a pool)."""
     def read(conn) -> ServerReading:
@@ -145,9 +153,12 @@ def read_server(params: ConnectionParams, *, with_variables: bool = True, with_t
     return pool.run(params, read)
 
 
-def read_on(conn, *, with_variables: bool = True, with_trx: bool = False, trx_limit: int | None = None) -> ServerReading:
+def read_on(conn, *, with_variables: VariablesWanted = True, with_trx: bool = False,
+            trx_limit: int | None = None) -> ServerReading:
     """One poll of one server on an open connection: INNODB STATUS, GLOBAL STATUS (and
     VARIABLES) read back to back, so the counters and the status text describe the same moment.
+    `with_variables` may be a function of the GLOBAL STATUS just read (collectors.poll_state
+    reads variables when a SET statement has run since the last read).
     Each kind's own read time is kept in `read_at` (`captured_at` is the status text's). `with_trx`
     adds the open transactions, the `trx_limit` oldest only when given (a poll needs the oldest few)."""
     try:
@@ -161,12 +172,14 @@ def read_on(conn, *, with_variables: bool = True, with_trx: bool = False, trx_li
         status_text = _text(row[2]) if row else ""
         read_at["global_status"] = dt.datetime.now(dt.UTC)
         cur.execute("SHOW GLOBAL STATUS")
-        global_status = {_text(k): _text(v) for k, v in cur.fetchall()}
+        global_status = _name_values(cur.fetchall())
         variables = None
+        if callable(with_variables):
+            with_variables = with_variables(global_status)
         if with_variables:
             read_at["variables"] = dt.datetime.now(dt.UTC)
             cur.execute("SHOW GLOBAL VARIABLES")
-            variables = {_text(k): _text(v) for k, v in cur.fetchall()}
+            variables = _name_values(cur.fetchall())
         version, comment = server_version(conn, cur)
         read_at["innodb_metrics"] = dt.datetime.now(dt.UTC)
         metrics = _read_innodb_metrics(cur)
@@ -290,6 +303,15 @@ def _read_variable_setters(cur, version: str, version_comment: str) -> dict[str,
 def _setter(source: str, user: str, host: str) -> str:
     who = f"{user}@{host}" if user else ""
     return f"{who} ({source})" if who else source
+
+
+def _name_values(rows) -> dict[str, str]:
+    """SHOW STATUS / VARIABLES rows as {name: value}. mysqlclient already decodes text columns,
+    so the per-value conversion (bytes from a binary column, NULL) runs only when one is there."""
+    result = dict(rows)
+    if set(map(type, result)) == {str} and set(map(type, result.values())) <= {str}:
+        return result
+    return {_text(k): _text(v) for k, v in rows}
 
 
 def _text(value) -> str:

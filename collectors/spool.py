@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import logging
 import time
-import zlib
 from typing import Any
 
 import redis
@@ -32,6 +31,8 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.db.models import Q
+
+from timeseries.compression import compress_text, decompress_text
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ def _redis() -> redis.Redis:
 
 def encode(server_id: int, reading: Any) -> str:
     """The parts of a `sources.ServerReading` that ingest needs, as JSON."""
-    text = base64.b64encode(zlib.compress(reading.innodb_status.encode(), 6)).decode()
+    text = base64.b64encode(compress_text(reading.innodb_status)).decode()
     return json.dumps({
         "v": 1,
         "server_id": server_id,
@@ -73,7 +74,7 @@ def decode(entry: str | bytes) -> dict[str, Any]:
     if item.get("v") == 2:
         return item  # a poll outcome from the batch writer, stored as it is (timeseries.poll_store)
     item["captured_at"] = dt.datetime.fromisoformat(item["captured_at"])
-    item["innodb_status"] = zlib.decompress(base64.b64decode(item.pop("innodb_status_zlib"))).decode()
+    item["innodb_status"] = decompress_text(base64.b64decode(item.pop("innodb_status_zlib")))
     return item
 
 

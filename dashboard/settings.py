@@ -187,6 +187,7 @@ INNOWATCH_DEFAULT_POLL_INTERVAL_S = env_int("INNOWATCH_DEFAULT_POLL_INTERVAL_S",
 # Connections to monitored servers a worker process keeps open between polls (collectors/pool.py).
 INNOWATCH_POOL_MAX_IDLE = env_int("INNOWATCH_POOL_MAX_IDLE", 2000)
 INNOWATCH_POOL_IDLE_TIMEOUT_S = env_int("INNOWATCH_POOL_IDLE_TIMEOUT_S", 60)
+INNOWATCH_POOL_MAX_IDLE_PER_SERVER = env_int("INNOWATCH_POOL_MAX_IDLE_PER_SERVER", 2)
 # Polls kept in Redis while PostgreSQL is unavailable (collectors/spool.py); the oldest go first.
 INNOWATCH_SPOOL_MAX_ENTRIES = env_int("INNOWATCH_SPOOL_MAX_ENTRIES", 20000)
 # A worker stores its polls in batches: at this many polls, or when the batch is this old (ms).

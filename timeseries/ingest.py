@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import logging
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ from psycopg2.extras import execute_values
 from analysis import purge
 from servers.models import Server
 from timeseries import partitions
+from timeseries.compression import compress_text
 from timeseries.models import InnodbSample, RawStatus, ReadViewHolder, SemaphoreWaitSample
 
 log = logging.getLogger(__name__)
@@ -300,7 +300,7 @@ def save_innodb_sample(
     fields.update(sample_fields_from_global_status(global_status or {}))
     fill_missing_from_global_status(fields, global_status or {})
     fields.update(sample_fields_from_innodb_metrics(innodb_metrics or {}))
-    raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=zlib.compress(raw_text.encode(), 6))
+    raw = RawStatus(server=server, ts=ts, parser_version=parser_version, text_zlib=compress_text(raw_text))
     waits = semaphore_rows(server, ts, status)
     holders = view_holder_rows(server, ts, status, innodb_trx)
     not_shown = holders_not_shown_note(status, innodb_trx)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import zlib
 from collections import defaultdict
 from typing import Any
 
@@ -20,6 +19,7 @@ from psycopg2.extras import execute_values
 
 from servers.models import CollectorRun, PollMinute, Server
 from timeseries import ingest
+from timeseries.compression import compress_text
 from timeseries.models import InnodbSample, RawStatus, ReadViewHolder, SemaphoreWaitSample
 
 _WAIT_FIELDS = ("seq", "thread_id", "file", "line", "seconds", "latch", "mode", "created_file", "created_line",
@@ -31,13 +31,14 @@ _HOLDER_FIELDS = ("rank", "thread_id", "user", "host", "trx_id", "age_s", "state
 def poll_entry(server_id: int, *, started_at: dt.datetime, duration_ms: float, status: str, error_kind: str = "",
                error: str = "", record: bool = False, ts: dt.datetime | None = None, sample: dict | None = None,
                raw_text: str | None = None, parser_version: str = "", waits=(), holders=()) -> dict[str, Any]:
-    """One poll's outcome as a JSON-ready dict: the sample's columns, the status text (zlib,
+    """One poll's outcome as a JSON-ready dict: the sample's columns, the status text (compressed,
     base64), the latch waits and view holders (model instances, read for their fields)."""
     return {
         "v": 2, "server_id": server_id, "started_at": started_at.isoformat(), "duration_ms": duration_ms,
         "status": status, "error_kind": error_kind, "error": error[:2000], "record": record,
         "ts": ts.isoformat() if ts else None, "sample": sample, "parser_version": parser_version,
-        "raw_zlib": base64.b64encode(zlib.compress(raw_text.encode(), 6)).decode() if raw_text is not None else None,
+        # zstd (zlib in journals written before: timeseries.compression reads both)
+        "raw_zlib": base64.b64encode(compress_text(raw_text)).decode() if raw_text is not None else None,
         "waits": [{f: getattr(w, f) for f in _WAIT_FIELDS} for w in waits],
         "holders": [{f: getattr(h, f) for f in _HOLDER_FIELDS} for h in holders],
     }

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import zlib
-
+from timeseries.compression import decompress_text
 from timeseries.models import RawStatus
 
 
@@ -16,7 +15,7 @@ def raw_status_at(server, at) -> RawStatus | None:
 def status_text(raw: RawStatus | None) -> str:
     if raw is None:
         return ""
-    return zlib.decompress(bytes(raw.text_zlib)).decode("utf-8", errors="replace")
+    return decompress_text(raw.text_zlib)
 
 
 def deadlock_section(text: str) -> str:

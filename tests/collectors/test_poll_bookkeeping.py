@@ -61,6 +61,56 @@ def test_the_variables_snapshot_is_written_only_when_its_digest_changes(local_se
     assert not local_server.variable_changes.exists()
 
 
+def _variables_reads(cur) -> int:
+    """How often the server has been asked for its variables (its own count of SHOW VARIABLES)."""
+    cur.execute("SHOW GLOBAL STATUS LIKE 'Com_show_variables'")
+    return int(cur.fetchone()[1])
+
+
+def test_variables_are_read_after_a_set_statement_and_otherwise_once_a_minute(
+        local_server, mariadb_root, redis_client):
+    Server.objects.filter(pk=local_server.pk).update(poll_interval_s=10)
+    local_server.poll_interval_s = 10
+    cur = mariadb_root.cursor()
+    cur.execute("SELECT @@GLOBAL.innodb_io_capacity")
+    original = int(cur.fetchone()[0])
+    poll_once(local_server)  # the first poll reads them
+    asked = _variables_reads(cur)
+    poll_once(local_server)
+    poll_once(local_server)
+    assert _variables_reads(cur) == asked  # no SET since: not asked again within the minute
+    try:
+        cur.execute(f"SET GLOBAL innodb_io_capacity = {original + 7}")
+        poll_once(local_server)
+        assert _variables_reads(cur) == asked + 1
+    finally:
+        cur.execute(f"SET GLOBAL innodb_io_capacity = {original}")
+    poll_once(local_server)  # the restore was a SET too
+    assert _variables_reads(cur) == asked + 2
+    assert list(local_server.variable_changes.filter(name="innodb_io_capacity").order_by("ts")
+                .values_list("old_value", "new_value")) == [(str(original), str(original + 7)),
+                                                            (str(original + 7), str(original))]
+    state = poll_state.decode(redis_client.hget(poll_state.STATE_KEY, local_server.pk))
+    state["va"] -= 61  # as if the last read were a minute ago
+    redis_client.hset(poll_state.STATE_KEY, local_server.pk, json.dumps(state))
+    poll_once(local_server)
+    assert _variables_reads(cur) == asked + 3
+
+
+def test_a_server_polled_every_second_reads_variables_after_a_set_at_most_every_few_seconds():
+    fast, usual = Server(poll_interval_s=1), Server(poll_interval_s=10)
+    status = {"Com_set_option": "12", "Com_install_plugin": "0", "Com_uninstall_plugin": "0"}
+    state = {"va": 1000.0, "sets": "11,0,0"}
+    assert poll_state.variables_due(usual, state, 1001.0, status)  # a SET since: read now
+    assert not poll_state.variables_due(fast, state, 1001.0, status)
+    assert poll_state.variables_due(fast, state, 1000.0 + poll_state.SET_READ_MIN_GAP_S, status)
+    assert not poll_state.variables_due(usual, {**state, "sets": "12,0,0"}, 1001.0, status)
+    assert poll_state.variables_due(usual, {**state, "sets": "12,0,0"}, 1060.0, status)  # once a minute
+    # No SET counter on this server: every poll at 10 s, as before; once a minute when faster.
+    assert poll_state.variables_due(usual, state, 1001.0, {"Uptime": "5"})
+    assert not poll_state.variables_due(fast, state, 1001.0, {"Uptime": "5"})
+
+
 def test_a_restart_is_found_from_the_poll_state_without_reading_samples(local_server, redis_client):
     from annotations.models import Annotation
 

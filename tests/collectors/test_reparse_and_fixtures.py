@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import zlib
 
 import pytest
 from django.core.management import call_command
 
 from collectors.tasks import poll_once
+from timeseries.compression import decompress_text
 
 
 @pytest.mark.django_db
@@ -20,7 +20,7 @@ def test_reparse_rewrites_text_columns_from_the_stored_raw_text(local_server):
     assert run.status != "failed", run.error
     sample = InnodbSample.objects.get(server=local_server)
     raw = RawStatus.objects.get(server=local_server, ts=sample.ts)
-    text = zlib.decompress(bytes(raw.text_zlib)).decode()
+    text = decompress_text(raw.text_zlib)
     # Damage the parsed columns as an old parser bug would have, and mark the raw row as old.
     InnodbSample.objects.filter(server=local_server).update(checkpoint_age_bytes=-1, pages_dirty=-1)
     RawStatus.objects.filter(server=local_server).update(parser_version="0")
