@@ -44,11 +44,14 @@ def log(message: str) -> None:
     print(f"[soak {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def setup() -> dict:
+def setup(concurrency: int = 16) -> dict:
     """Fresh database and Redis DB; returns the environment for worker and beat."""
     benchdb.use_bench_database(SOAK_DB)
     os.environ["INNOWATCH_REDIS_URL"] = REDIS_URL
     os.environ["CELERY_BROKER_URL"] = REDIS_URL
+    # Every soak server is the local MariaDB: overlapping polls of it keep their connections, as
+    # polls of distinct servers would.
+    os.environ["INNOWATCH_POOL_MAX_IDLE_PER_SERVER"] = str(concurrency)
     import django
 
     django.setup()
@@ -156,7 +159,7 @@ def judge(rows: list[dict], servers: int, interval_s: int) -> dict:
 
 
 def run(minutes: float, servers: int, interval_s: int, concurrency: int, pool: str = "threads") -> dict:
-    env = setup()
+    env = setup(concurrency)
     from bench import polls  # after django.setup()
 
     polls.register(servers, interval_s)
@@ -185,8 +188,9 @@ def run(minutes: float, servers: int, interval_s: int, concurrency: int, pool: s
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10)
-    parser.add_argument("--servers", type=int, default=60)
-    parser.add_argument("--interval", type=int, default=1)
+    # 3,000 servers every 10 s: 300 polls/s, the rate one worker process is to sustain.
+    parser.add_argument("--servers", type=int, default=3000)
+    parser.add_argument("--interval", type=int, default=10)
     # One poll worker process, polls in threads (batched writes are per process).
     parser.add_argument("--pool", default="threads", choices=["threads", "prefork", "solo"])
     parser.add_argument("--concurrency", type=int, default=16)

@@ -16,16 +16,18 @@ import shutil
 import socket
 import subprocess
 import time
+from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
 from celery import shared_task
 from django.utils import timezone
 
+from collectors import spool
 from collectors.parsers.diskstats import parse_proc_diskstats
-from collectors.scheduling import claim, server_for_task
+from collectors.scheduling import claim, redis_client, server_for_task
 from servers.models import CollectorRun, Server
-from timeseries.disk_ingest import save_disk_samples
+from timeseries.disk_ingest import save_disk_samples_of_servers
 
 log = logging.getLogger(__name__)
 PROC_DISKSTATS = Path("/proc/diskstats")
@@ -51,22 +53,54 @@ def disk_queue_for(server: Server) -> str | None:
     return None
 
 
-def enqueue_disk_poll(server: Server, slot: int) -> bool:
-    """Route one disk poll for `slot`; False when the server's disks are not readable."""
-    queue = disk_queue_for(server)
-    if queue is None:
-        return False
-    options = {"expires": server.poll_interval_s}  # a late disk sample is worth less than the next
-    if queue:
-        options["queue"] = queue
-    poll_diskstats.apply_async((server.pk, slot), **options)
-    return True
+# Servers whose disks one message reads: they share a host, so one read of its /proc/diskstats
+# serves them all (several instances on one host, or every local server of a development box).
+MAX_DISK_POLLS_PER_MESSAGE = 200
+
+
+def enqueue_disk_polls(due: list[tuple[Server, int]]) -> int:
+    """Route a tick's disk polls: one message per queue (host) and up to MAX_DISK_POLLS_PER_MESSAGE
+    servers, not one per server. Returns the disk polls routed (servers whose disks are readable)."""
+    by_queue: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for server, slot in due:
+        queue = disk_queue_for(server)
+        if queue is not None:
+            by_queue[queue].append((server.pk, slot, server.poll_interval_s))
+    for queue, polls in by_queue.items():
+        for start in range(0, len(polls), MAX_DISK_POLLS_PER_MESSAGE):
+            chunk = polls[start:start + MAX_DISK_POLLS_PER_MESSAGE]
+            # A late disk sample is worth less than the next one.
+            options: dict = {"expires": min(interval for _, _, interval in chunk)}
+            if queue:
+                options["queue"] = queue
+            poll_disks.apply_async((chunk,), **options)
+    return sum(len(polls) for polls in by_queue.values())
+
+
+@shared_task(name="collectors.poll_disks", ignore_result=True, soft_time_limit=30)
+def poll_disks(polls: list) -> None:
+    """[(server id, slot, interval s), ...] of servers on this host: /proc/diskstats read once."""
+    pipe = redis_client().pipeline(transaction=False)
+    for server_id, slot, interval in polls:
+        pipe.set(f"iw:disk-polled:{server_id}:{slot}", "1", nx=True, ex=max(2 * interval, 2))
+    # At-least-once delivery: a slot already read is not read again.
+    claimed = [server_id for (server_id, _, _), first in zip(polls, pipe.execute(), strict=True) if first]
+    if not claimed:
+        return
+    # Disk samples are not spooled while PostgreSQL is down: the counters are cumulative, so the
+    # first sample after the outage covers the gap in rates.
+    try:
+        servers = list(Server.objects.filter(pk__in=claimed).only("pk", "name", "variables"))
+    except spool.DB_UNAVAILABLE as exc:
+        spool.forget_connection_if_broken()
+        log.warning("%d disk polls skipped: PostgreSQL unavailable (%s)", len(claimed), exc)
+        return
+    collect_disks(servers)
 
 
 @shared_task(name="collectors.poll_diskstats", ignore_result=True, soft_time_limit=10)
 def poll_diskstats(server_id: int, slot: int | None = None) -> None:
-    # Disk samples are not spooled while PostgreSQL is down: the counters are cumulative, so the
-    # first sample after the outage covers the gap in rates.
+    """One server's disk poll (messages sent before disk polls went out in chunks)."""
     server = server_for_task(server_id, from_roster=False)
     if server is None:
         return
@@ -82,25 +116,52 @@ def read_diskstats_text() -> tuple[dt.datetime, str]:
 
 
 def collect_diskstats(server: Server) -> CollectorRun:
-    """Read this host's /proc/diskstats and store one sample per device for `server`.
+    """Read this host's /proc/diskstats and store one sample per device for `server`."""
+    return collect_disks([server])[0]
 
-    The run is recorded (kind disk) but does not touch the server's poll state: a disk read
-    says nothing about whether MySQL answers."""
-    run = CollectorRun(server=server, kind=CollectorRun.Kind.DISKSTATS, started_at=timezone.now(),
-                       status=CollectorRun.Status.OK)
-    started = time.perf_counter()
+
+def collect_disks(servers: list[Server]) -> list[CollectorRun]:
+    """Read this host's /proc/diskstats once and store one sample per device for each server,
+    in one transaction. A good read is recorded by its samples; a failed one by a CollectorRun
+    (kind disk) with the error. Neither touches the servers' poll state: a disk read says
+    nothing about whether MySQL answers. Returns each server's run (saved only when failed)."""
+    started_at, started = timezone.now(), time.perf_counter()
+    runs = [CollectorRun(server=s, kind=CollectorRun.Kind.DISKSTATS, started_at=started_at,
+                         status=CollectorRun.Status.OK) for s in servers]
     try:
         captured_at, text = read_diskstats_text()
         rows = [r for r in parse_proc_diskstats(text) if _worth_storing(r)]
-        save_disk_samples(server.pk, captured_at, rows, device_roles(server.variables or {}))
+        roles = _roles_by_paths()
+        save_disk_samples_of_servers([(s.pk, rows, roles(s.variables or {})) for s in servers], captured_at)
     except Exception as exc:  # a poll must never take the worker down; record and go on
-        log.exception("disk poll of %s failed", server.name)
-        run.status, run.error_kind = CollectorRun.Status.FAILED, Server.PollStatus.ERROR
-        run.error = f"{type(exc).__name__}: {exc}"[:2000]
-    run.finished_at = timezone.now()
-    run.duration_ms = (time.perf_counter() - started) * 1000
-    run.save()
-    return run
+        log.exception("disk poll of %d servers (%s, ...) failed", len(servers), servers[0].name if servers else "")
+        for run in runs:
+            run.status, run.error_kind = CollectorRun.Status.FAILED, Server.PollStatus.ERROR
+            run.error = f"{type(exc).__name__}: {exc}"[:2000]
+    finished_at, duration_ms = timezone.now(), (time.perf_counter() - started) * 1000
+    for run in runs:
+        run.finished_at, run.duration_ms = finished_at, duration_ms
+    failed = [run for run in runs if run.status == CollectorRun.Status.FAILED]
+    if failed:
+        try:
+            CollectorRun.objects.bulk_create(failed)
+        except spool.DB_UNAVAILABLE:
+            spool.forget_connection_if_broken()
+            log.warning("%d failed disk polls not recorded: PostgreSQL unavailable", len(failed))
+    return runs
+
+
+def _roles_by_paths():
+    """device_roles, computed once per (datadir, redo directory) for a batch of servers."""
+    known: dict[tuple[str, str], dict[str, str]] = {}
+
+    def roles(variables: dict[str, str]) -> dict[str, str]:
+        key = (variables.get("datadir") or "", variables.get("innodb_log_group_home_dir") or "")
+        if key not in known:
+            known[key] = device_roles(variables)
+        return known[key]
+
+    return roles
 
 
 def _worth_storing(row) -> bool:

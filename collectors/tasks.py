@@ -50,8 +50,8 @@ def schedule_polls(now_s: float | None = None) -> int:
             poll_server.apply_async(chunk[0], expires=expires)
         else:
             poll_servers.apply_async((chunk,), expires=expires)
-    for _, slot, entry in due:
-        disk_tasks.enqueue_disk_poll(polling.server_from_roster(entry), slot)  # host.<agent>, here, or nowhere
+    # host.<agent>, here, or nowhere; one message per host and tick
+    disk_tasks.enqueue_disk_polls([(polling.server_from_roster(entry), slot) for _, slot, entry in due])
     return len(due)
 
 

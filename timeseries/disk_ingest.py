@@ -23,10 +23,15 @@ def save_disk_samples(server_id: int, ts: dt.datetime, rows: Iterable, roles: Ma
     """Store one snapshot (parsed DiskstatsRow records) at `ts`; returns rows inserted.
 
     ON CONFLICT DO NOTHING: a redelivered poll or a re-imported capture adds nothing."""
+    return save_disk_samples_of_servers([(server_id, rows, roles)], ts)
+
+
+def save_disk_samples_of_servers(snapshots: list[tuple[int, Iterable, Mapping[str, str]]], ts: dt.datetime) -> int:
+    """One host's snapshot at `ts` for each of several servers on it: [(server id, rows, roles)],
+    in one transaction; returns rows inserted."""
     values = [
-        (server_id, row.device[:64], ts, *(getattr(row, c) for c in COUNTER_COLUMNS),
-         roles.get(row.device, ""))
-        for row in rows
+        (server_id, row.device[:64], ts, *(getattr(row, c) for c in COUNTER_COLUMNS), roles.get(row.device, ""))
+        for server_id, rows, roles in snapshots for row in rows
     ]
     if not values:
         return 0

@@ -73,12 +73,12 @@ def test_fan_out_routes_disk_polls_to_the_host_agent_queue_a_local_worker_or_now
 
     on_agent = _queued_tasks(redis_client, "host.db7")
     assert redis_client.llen("host.db7") == 1
-    assert on_agent[0][0] == "collectors.poll_diskstats" and on_agent[0][1][0] == agent.pk
+    assert on_agent[0][0] == "collectors.poll_disks" and [p[0] for p in on_agent[0][1][0]] == [agent.pk]
     default = _queued_tasks(redis_client, DEFAULT_QUEUE)
-    disk_polls = [args[0] for name, args in default if name == "collectors.poll_diskstats"]
+    disk_polls = [[p[0] for p in args[0]] for name, args in default if name == "collectors.poll_disks"]
     polls = [args[0] for name, args in default if name == "collectors.poll_server"]
     assert sorted(polls) == sorted([local_server.pk, agent.pk, remote.pk])  # SQL polls run from here
-    assert disk_polls == [local_server.pk]  # the remote server without an agent gets none
+    assert disk_polls == [[local_server.pk]]  # the remote server without an agent gets none
 
 
 def test_a_server_on_this_host_is_local_and_a_named_agent_wins():
@@ -151,4 +151,37 @@ def test_a_host_agent_worker_on_its_queue_stores_the_disk_samples_of_its_servers
     rows = DiskSample.objects.filter(server=server)
     datadir_devices = set(rows.filter(role="datadir").values_list("device", flat=True))
     assert datadir_devices == {device_for_path(MARIADB_DATADIR).name}
-    assert CollectorRun.objects.filter(server=server, kind=CollectorRun.Kind.DISKSTATS).exists()
+    # A good disk poll is recorded by its samples; only a failed one leaves a run row.
+    assert not CollectorRun.objects.filter(server=server, kind=CollectorRun.Kind.DISKSTATS).exists()
+
+
+def test_the_disk_polls_of_servers_on_one_host_read_it_once_in_one_message(redis_client, local_server, monkeypatch):
+    twins = [Server.objects.create(name=f"local-{n}", host="localhost", poll_interval_s=10,
+                                   variables={"datadir": MARIADB_DATADIR + "/"}) for n in range(3)]
+    redis_client.delete(DEFAULT_QUEUE)
+    schedule_polls(now_s=4_100_000_000.0 + os.getpid())
+    messages = [args[0] for name, args in _queued_tasks(redis_client, DEFAULT_QUEUE) if name == "collectors.poll_disks"]
+    assert len(messages) == 1
+    assert sorted(p[0] for p in messages[0]) == sorted([local_server.pk, *(t.pk for t in twins)])
+
+    reads = []
+    real_read = disk_tasks.read_diskstats_text
+    monkeypatch.setattr(disk_tasks, "read_diskstats_text", lambda: reads.append(1) or real_read())
+    disk_tasks.poll_disks.run(messages[0])
+    disk_tasks.poll_disks.run(messages[0])  # redelivered: every slot already read
+    assert len(reads) == 1
+    stamps = DiskSample.objects.filter(server__in=twins).values_list("server_id", "ts").distinct()
+    assert len(stamps) == 3 and len({ts for _, ts in stamps}) == 1  # one reading, stored for each
+    assert set(DiskSample.objects.filter(server__in=twins, role="datadir").values_list("device", flat=True)) == {
+        device_for_path(MARIADB_DATADIR).name}
+
+
+def test_a_disk_poll_that_cannot_read_the_host_is_a_failed_run_for_each_server(local_server, monkeypatch):
+    other = Server.objects.create(name="local-other", host="localhost", poll_interval_s=10)
+    monkeypatch.setattr(disk_tasks, "PROC_DISKSTATS", disk_tasks.Path("/proc/no-such-diskstats"))
+    runs = disk_tasks.collect_disks([local_server, other])
+    assert {r.status for r in runs} == {CollectorRun.Status.FAILED}
+    failed = CollectorRun.objects.filter(kind=CollectorRun.Kind.DISKSTATS, status=CollectorRun.Status.FAILED)
+    assert sorted(failed.values_list("server_id", flat=True)) == sorted([local_server.pk, other.pk])
+    assert all("no-such-diskstats" in error for error in failed.values_list("error", flat=True))
+    assert not DiskSample.objects.filter(server__in=[local_server, other]).exists()
