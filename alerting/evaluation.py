@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import logging
 import math
 import time
 from dataclasses import dataclass, field
 
 from celery import shared_task
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -31,6 +32,7 @@ from servers.signals import server_evaluated
 from timeseries.metrics import HLL_SLOPE_WINDOW_S, METRICS
 from timeseries.models import InnodbSample
 
+log = logging.getLogger(__name__)
 WINDOW_S = 900.0  # how much history one evaluation reads
 RUNWAY_WINDOW_S = 300.0
 HLL_WINDOW_S = float(HLL_SLOPE_WINDOW_S)  # the series API's hll_growth_per_h fits the same window
@@ -274,6 +276,29 @@ def _notice_kind(row: AlertState, transition: Transition | None, muted: bool) ->
     return None
 
 
+_STATE_FIELDS = (("state", "text"), ("active_since", "float8"), ("firing_since", "float8"),
+                 ("false_since", "float8"), ("last_ts", "float8"), ("last_value", "float8"), ("peak_value", "float8"),
+                 ("notified", "text"), ("acknowledged_at", "timestamptz"), ("acknowledged_by_id", "int"),
+                 ("ack_note", "text"))
+
+
+def _save_states(rows: list[AlertState]) -> None:
+    """UPDATE ... FROM (VALUES ...): Django's bulk_update builds a CASE per field and row, which
+    costs more than the statements it saves."""
+    if not rows:
+        return
+    from psycopg2.extras import execute_values
+
+    names = [name for name, _ in _STATE_FIELDS]
+    template = "(%s, " + ", ".join(f"%s::{kind}" for _, kind in _STATE_FIELDS) + ")"
+    with connection.cursor() as cur:
+        execute_values(cur.cursor, (
+            f'UPDATE "{AlertState._meta.db_table}" AS s SET '
+            + ", ".join(f"{name} = v.{name}" for name in names)
+            + f" FROM (VALUES %s) AS v(id, {', '.join(names)}) WHERE s.id = v.id"),
+            [(row.pk, *(getattr(row, name) for name in names)) for row in rows], template=template)
+
+
 def evaluate_server(server: Server, rules: list[AlertRule], values: dict, now: dt.datetime) -> list[Notice]:
     now_s = now.timestamp()
     muted = silence_matcher(server, now)
@@ -293,11 +318,13 @@ def evaluate_server(server: Server, rules: list[AlertRule], values: dict, now: d
                 row.peak_value = worst_value(rule.op, None if was_inactive else row.peak_value, row.last_value)
             event = _record(rule, server, row, transition, muted(rule))
             kind = _notice_kind(row, transition, muted(rule))
-            row.save()
             if kind:
                 if kind == "firing":
                     incident = (row.active_since, row.firing_since)
                 notices.append(Notice(kind, rule, row, event, *incident))
+        # One statement for the server's rules: at thousands of servers, one per rule was most
+        # of an evaluation's time.
+        _save_states(list(rows.values()))
         if notices:
             from alerting import notify
 
@@ -318,13 +345,15 @@ def enabled_rules() -> list[AlertRule]:
     return list(AlertRule.objects.filter(enabled=True).prefetch_related("servers"))
 
 
-def evaluate_server_now(server: Server, rules: list[AlertRule], now: dt.datetime) -> list[Notice]:
-    """One evaluation tick of `server` against those of `rules` that apply to it, on its stored history."""
+def evaluate_server_now(server: Server, rules: list[AlertRule], now: dt.datetime,
+                        history: History | None = None) -> list[Notice]:
+    """One evaluation tick of `server` against those of `rules` that apply to it, on its stored
+    history (`history` when the caller loaded it already)."""
     applicable = [r for r in rules if applies_to(r, server)]
     if not applicable:
         return []
-    values = History.load(server, now.timestamp() - WINDOW_S, now.timestamp()).values_at(now.timestamp())
-    return evaluate_server(server, applicable, values, now)
+    history = history or History.load(server, now.timestamp() - WINDOW_S, now.timestamp())
+    return evaluate_server(server, applicable, history.values_at(now.timestamp()), now)
 
 
 def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
@@ -336,15 +365,42 @@ def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
     # Imported and synthetic servers hold history only: stale by design, backtest them instead.
     servers = list(Server.objects.filter(enabled=True, imported=False, synthetic=False))
     for server in servers:
-        notices += evaluate_server_now(server, rules, now)
-        server_evaluated.send_robust(Server, server=server, now=now)
+        # Loaded once for the rules and the burst triggers (server_evaluated), which look at less.
+        history = History.load(server, now.timestamp() - WINDOW_S, now.timestamp())
+        notices += evaluate_server_now(server, rules, now, history)
+        server_evaluated.send_robust(Server, server=server, now=now, history=history)
     health.record_evaluation(time.time(), time.monotonic() - started, len(servers), len(notices))
     return notices
 
 
+EVALUATING_KEY = "iw:alerts:evaluating"
+
+
 @shared_task(name="alerting.evaluate_alerts", ignore_result=True, soft_time_limit=9)
 def evaluate_alerts() -> None:
-    evaluate_alerts_now()
+    """The beat's tick (every 10 s). An evaluation that takes longer (a large fleet; the thread
+    pool ignores time limits) is not joined by the next: they would pile up in the worker's
+    threads, each holding its servers' history. /metrics shows the evaluation's age and duration."""
+    import redis
+
+    from collectors.spool import _redis
+
+    try:
+        lock = _redis().lock(EVALUATING_KEY, timeout=600, blocking=False)
+        acquired = lock.acquire()
+    except redis.RedisError:
+        lock, acquired = None, True  # no Redis to coordinate with: evaluate, as before
+    if not acquired:
+        log.warning("alert evaluation skipped: the previous one is still running")
+        return
+    try:
+        evaluate_alerts_now()
+    finally:
+        if lock is not None:
+            try:
+                lock.release()
+            except redis.RedisError:
+                pass  # expired or Redis gone: the timeout frees it
 
 
 def acknowledge(state: AlertState, user, note: str, now: dt.datetime | None = None) -> None:

@@ -13,11 +13,11 @@ from servers.signals import sample_polled, server_evaluated
 log = logging.getLogger(__name__)
 
 
-def _check(server, now=None) -> None:
+def _check(server, now=None, history=None) -> None:
     from incidents.triggers import check_server
 
     try:
-        check_server(server, now)
+        check_server(server, now, history)
     except Exception:  # a trigger problem must never fail the poll or the evaluation that asked
         log.exception("burst trigger check of %s failed", server.name)
 
@@ -28,8 +28,8 @@ def check_triggers(sender, server, ts, **kwargs) -> None:
 
 
 @receiver(server_evaluated, dispatch_uid="incidents.check_triggers_on_evaluation")
-def check_triggers_on_evaluation(sender, server, now, **kwargs) -> None:
-    _check(server, now)
+def check_triggers_on_evaluation(sender, server, now, history=None, **kwargs) -> None:
+    _check(server, now, history)
 
 
 def burst_evidence(server, now) -> tuple[str, str] | None:

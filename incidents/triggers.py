@@ -50,10 +50,12 @@ def config_for(server: Server) -> TriggerConfig:
     return TriggerConfig.objects.filter(server=server).first() or TriggerConfig(server=server)
 
 
-def held_condition(server: Server, config: TriggerConfig, now: dt.datetime) -> tuple[Condition, float] | None:
-    """The first condition true at each of the last `config.cycles` samples, with its latest value."""
+def held_condition(server: Server, config: TriggerConfig, now: dt.datetime,
+                   history: History | None = None) -> tuple[Condition, float] | None:
+    """The first condition true at each of the last `config.cycles` samples, with its latest value
+    (from `history` when the alert evaluation loaded it: it ends at `now` and reaches further back)."""
     cycles = max(1, config.cycles)
-    history = History.load(server, now.timestamp() - HISTORY_S, now.timestamp())
+    history = history or History.load(server, now.timestamp() - HISTORY_S, now.timestamp())
     stamps = [s["ts"] for s in history.samples][-cycles:]
     if len(stamps) < cycles:
         return None
@@ -74,14 +76,14 @@ def _beyond(value: float | None, threshold: float, above: bool) -> bool:
     return value > threshold if above else value < threshold
 
 
-def check_server(server: Server, now: dt.datetime | None = None) -> Burst | None:
+def check_server(server: Server, now: dt.datetime | None = None, history: History | None = None) -> Burst | None:
     """After an alert evaluation (or a poll on demand): start a burst if a condition held for its
     polls and the server is out of its cool-down."""
     now = now or timezone.now()
     config = config_for(server)
     if not config.enabled or server.imported:
         return None
-    found = held_condition(server, config, now)
+    found = held_condition(server, config, now, history)
     if found is None:
         return None
     condition, value = found
