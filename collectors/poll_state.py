@@ -76,10 +76,9 @@ def variables_due(server: Server, state: dict, now_s: float, global_status: Mapp
     if not last or now_s - last >= VARIABLES_EVERY_S:
         return True
     sets = set_statements(global_status)
-    often = server.poll_interval_s >= 10 or now_s - last >= SET_READ_MIN_GAP_S
     if sets is None:  # no such counters here (or no status): reading them is the only way to know
         return server.poll_interval_s >= 10
-    return sets != state.get("sets") and often
+    return sets != state.get("sets") and (server.poll_interval_s >= 10 or now_s - last >= SET_READ_MIN_GAP_S)
 
 
 def after_reading(server: Server, reading: sources.ServerReading, state: dict) -> dict:

@@ -48,7 +48,7 @@ def test_a_sample_rate_below_the_servers_interval_is_reported_as_not_keeping_up(
 def test_a_one_minute_soak_polls_through_a_real_worker_and_writes_its_verdict(tmp_path):
     out = tmp_path / "soak.json"
     root = Path(__file__).resolve().parents[2]
-    subprocess.run([sys.executable, "-m", "bench.soak", "--minutes", "1", "--servers", "5", "--out", str(out),
+    subprocess.run([sys.executable, "-m", "bench.soak", "--minutes", "1", "--servers", "5", "--interval", "1", "--out", str(out),
                     "--no-doc"], cwd=root, check=True, timeout=300)
     result = json.loads(out.read_text())
     assert result["series"][-1]["samples"] > result["series"][0]["samples"] > 0
