@@ -376,9 +376,12 @@ def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
 
 
 EVALUATING_KEY = "iw:alerts:evaluating"
+EVALUATING_TTL_S = 600
 
 
-@shared_task(name="alerting.evaluate_alerts", ignore_result=True, soft_time_limit=9)
+# The time limit is the lock's, not the 10 s tick's: a cut-short evaluation would never reach the
+# servers at the end of a large fleet.
+@shared_task(name="alerting.evaluate_alerts", ignore_result=True, soft_time_limit=EVALUATING_TTL_S - 60)
 def evaluate_alerts() -> None:
     """The beat's tick (every 10 s). An evaluation that takes longer (a large fleet; the thread
     pool ignores time limits) is not joined by the next: they would pile up in the worker's
@@ -388,7 +391,7 @@ def evaluate_alerts() -> None:
     from collectors.spool import _redis
 
     try:
-        lock = _redis().lock(EVALUATING_KEY, timeout=600, blocking=False)
+        lock = _redis().lock(EVALUATING_KEY, timeout=EVALUATING_TTL_S, blocking=False)
         acquired = lock.acquire()
     except redis.RedisError:
         lock, acquired = None, True  # no Redis to coordinate with: evaluate, as before
