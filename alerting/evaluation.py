@@ -388,10 +388,8 @@ def evaluate_alerts() -> None:
     threads, each holding its servers' history. /metrics shows the evaluation's age and duration."""
     import redis
 
-    from collectors.spool import _redis
-
     try:
-        lock = _redis().lock(EVALUATING_KEY, timeout=EVALUATING_TTL_S, blocking=False)
+        lock = health.redis_client().lock(EVALUATING_KEY, timeout=EVALUATING_TTL_S, blocking=False)
         acquired = lock.acquire()
     except redis.RedisError:
         lock, acquired = None, True  # no Redis to coordinate with: evaluate, as before

@@ -13,7 +13,7 @@ KEY = "iw:alert-evaluation"
 log = logging.getLogger(__name__)
 
 
-def _client() -> redis.Redis:
+def redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2)
 
 
@@ -21,7 +21,7 @@ def record_evaluation(finished_s: float, duration_s: float, servers: int, notice
     """Best effort: an evaluation that cannot say how it went still evaluated."""
     run = {"finished_s": finished_s, "duration_s": duration_s, "servers": servers, "notices": notices}
     try:
-        _client().set(KEY, json.dumps(run), ex=3600)
+        redis_client().set(KEY, json.dumps(run), ex=3600)
     except redis.RedisError as exc:
         log.warning("alert evaluation health not recorded: %s", exc)
 
@@ -29,7 +29,7 @@ def record_evaluation(finished_s: float, duration_s: float, servers: int, notice
 def last_evaluation() -> dict | None:
     """The latest run as record_evaluation stored it; None if none ran in the last hour."""
     try:
-        value = _client().get(KEY)
+        value = redis_client().get(KEY)
     except redis.RedisError:
         return None
     return json.loads(value) if value else None

@@ -12,14 +12,13 @@ from django.test.utils import CaptureQueriesContext
 
 from alerting import health
 from alerting.evaluation import EVALUATING_KEY, evaluate_alerts, evaluate_alerts_now
-from collectors.spool import _redis
 from servers.models import Server
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_tick_while_an_evaluation_runs_is_skipped_and_the_next_one_runs(local_server):
-    client = _redis()
+    client = health.redis_client()
     client.delete(health.KEY, EVALUATING_KEY)
     running = client.lock(EVALUATING_KEY, timeout=60, blocking=False)
     assert running.acquire()
