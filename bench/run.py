@@ -186,7 +186,7 @@ def poll_figures() -> dict:
     # Polls and bare reads alternate (B A B A), so load from elsewhere on the machine hits both
     # alike; the bare reads read the variables as often as the polls just before them did.
     # Polls run as the fan-out sends them at scale (16 per message at 5,000 servers) and one per
-    # message; and with a client sending SETs (a busy server: every poll reads the variables).
+    # message; with a client sending SETs (every poll reads the variables); and on a busy server.
     rounds = []
     for n in range(2):
         log(f"round {n + 1}/2: one worker process polling {POLL_SERVERS} servers, {POLL_THREADS} threads, "
@@ -196,9 +196,9 @@ def poll_figures() -> dict:
         single = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=1)
         measured.update({f"single_{k}": single[k] for k in ("polls_per_s", "worker_cpu_ms_per_poll")})
         with polls.SetTraffic():
-            busy = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
-        busy.update(polls.bare_reads(servers, 10, POLL_THREADS, busy["variables_read_fraction"]))
-        measured.update({f"set_traffic_{k}": busy[k] for k in (
+            with_sets = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
+        with_sets.update(polls.bare_reads(servers, 10, POLL_THREADS, with_sets["variables_read_fraction"]))
+        measured.update({f"set_traffic_{k}": with_sets[k] for k in (
             "polls_per_s", "worker_cpu_ms_per_poll", "variables_read_fraction", "bare_read_cpu_ms_per_poll")})
         with polls.OpenTransactions(BUSY_SESSIONS):
             measured["busy_status_bytes"] = polls.status_text_bytes()
