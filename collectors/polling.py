@@ -69,16 +69,19 @@ class PollRun:
 
 
 def _configure_pool() -> None:
-    sources.POOL.max_idle = settings.INNOWATCH_POOL_MAX_IDLE
-    sources.POOL.idle_timeout_s = settings.INNOWATCH_POOL_IDLE_TIMEOUT_S
-    sources.POOL.max_idle_per_server = settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER
+    """The pool as the settings say, all three of them: keyed on one alone, a setting equal to
+    the pool's own default left the others unapplied."""
+    pool = sources.POOL
+    wanted = (settings.INNOWATCH_POOL_MAX_IDLE, settings.INNOWATCH_POOL_IDLE_TIMEOUT_S,
+              settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER)
+    if (pool.max_idle, pool.idle_timeout_s, pool.max_idle_per_server) != wanted:
+        pool.max_idle, pool.idle_timeout_s, pool.max_idle_per_server = wanted
 
 
 def poll(server: Server, state: dict, *, force_variables: bool = False) -> tuple[PollRun, dict, dict]:
     """Poll `server` once (reading its variables when due, or when forced). Returns how it went,
     the entry to store, and the poll state to keep (collectors.poll_state)."""
-    if sources.POOL.max_idle != settings.INNOWATCH_POOL_MAX_IDLE:
-        _configure_pool()
+    _configure_pool()
     run = PollRun(server.pk, dt.datetime.now(dt.UTC))
     began = time.perf_counter()
     sample, new_state = {}, dict(state)

@@ -164,3 +164,14 @@ def test_a_failed_poll_stored_twice_is_recorded_and_counted_once(local_server):
     store_polls([json.loads(text)])  # a journal replayed after its batch was stored
     assert CollectorRun.objects.filter(server=local_server, status="failed").count() == 1
     assert PollMinute.objects.filter(server=local_server).totals() == {"polls": 1, "failures": 1, "warnings": 0}
+
+
+def test_every_pool_setting_reaches_the_pool_even_when_one_equals_its_default(local_server, settings):
+    from collectors import sources
+
+    settings.INNOWATCH_POOL_MAX_IDLE = sources.POOL.max_idle  # the one the pool was configured by before
+    settings.INNOWATCH_POOL_IDLE_TIMEOUT_S = 45
+    settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER = 3
+    assert poll_once(local_server).status != CollectorRun.Status.FAILED
+    assert (sources.POOL.idle_timeout_s, sources.POOL.max_idle_per_server) == (45, 3)
+    # the next poll after this test, with the settings restored, configures the pool back
