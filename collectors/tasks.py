@@ -86,24 +86,49 @@ def poll_batched(servers: list[tuple[Server, int | None]]) -> list[polling.PollR
 
 def _claim_slots(servers: list[tuple[Server, int | None]]) -> list[tuple[Server, dict]]:
     """The servers whose slot this task is first to claim (at-least-once delivery: a redelivered
-    task polls nothing twice), each with its poll state; one Redis round trip."""
-    pipe = redis_client().pipeline(transaction=False)
+    task polls nothing twice), each with its poll state; one Redis call for the whole task."""
+    keys, args = [poll_state.STATE_KEY], []
     for server, slot in servers:
-        if slot is not None:
-            pipe.set(f"iw:polled:{server.pk}:{slot}", "1", nx=True, ex=max(2 * server.poll_interval_s, 2))
-        pipe.hget(poll_state.STATE_KEY, server.pk)
+        keys.append(f"iw:polled:{server.pk}:{slot}" if slot is not None else "")
+        args += [server.pk, max(2 * server.poll_interval_s, 2)]
     try:
-        answers = iter(pipe.execute())
+        answers = iter(_claim(keys, args))
     except redis.RedisError as exc:
         log.warning("slots not claimed, poll state not read: Redis unavailable (%s)", exc)
-        answers = iter([True, None] * len(servers))
+        answers = iter([1, None] * len(servers))
     claimed = []
-    for server, slot in servers:
-        first = next(answers) if slot is not None else True
-        state = next(answers)
+    for server, _ in servers:
+        first, state = next(answers), next(answers)
         if first:
             claimed.append((server, poll_state.decode(state)))
     return claimed
+
+
+# KEYS: the poll-state hash, then a claim key per server ("" for a poll outside any slot);
+# ARGV: each server's id and its claim's time to live. Replies claimed (1/0), state, per server.
+# One script instead of a pipeline of two commands a server: the worker's Redis client spends
+# about half the CPU per server.
+_CLAIM_LUA = """
+local out = {}
+for i = 2, #KEYS do
+  local first = 1
+  if KEYS[i] ~= '' then
+    first = redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[2 * i - 2]) and 1 or 0
+  end
+  out[#out + 1] = first
+  out[#out + 1] = redis.call('HGET', KEYS[1], ARGV[2 * i - 3])
+end
+return out
+"""
+_claim_script = None
+
+
+def _claim(keys: list, args: list) -> list:
+    global _claim_script
+    client = redis_client()
+    if _claim_script is None:
+        _claim_script = client.register_script(_CLAIM_LUA)
+    return _claim_script(keys=keys, args=args, client=client)  # EVALSHA; loaded again after a Redis restart
 
 
 @worker_process_shutdown.connect

@@ -249,36 +249,36 @@ def _insert_rows(rows: Sequence[dict[str, Any]], page_size: int) -> int:
 
 
 def _copy_rows(rows: Sequence[dict[str, Any]], page_size: int = 0) -> int:
-    table = InnodbSample._meta.db_table
-    columns = ", ".join(SAMPLE_COLUMNS)
-    with transaction.atomic(), connection.cursor() as cur:
-        cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS _iw_sample_stage (LIKE "{table}") ON COMMIT DELETE ROWS')
-        cur.cursor.copy_expert(f"COPY _iw_sample_stage ({columns}) FROM STDIN", copy_text(_values(rows)))
-        cur.execute(
-            f'INSERT INTO "{table}" ({columns}) SELECT {columns} FROM _iw_sample_stage '
-            "ON CONFLICT (server_id, ts) DO NOTHING"
-        )
+    # savepoint=False: a transaction is all the staging table needs (its rows go at commit)
+    with transaction.atomic(savepoint=False), connection.cursor() as cur:
+        _stage(cur, rows)
+        cur.execute(_STAGED_INSERT)
         return cur.rowcount
 
 
+def copy_new_samples(rows: Sequence[dict[str, Any]]) -> set[tuple[int, dt.datetime]]:
+    """COPY the rows in through the staging table; the (server, ts) of those not stored before
+    (a replayed poll's sample is there already). A value COPY cannot read as its column's type
+    raises DataError (22P02) where a multi-row INSERT would have cast it."""
+    # savepoint=False: a transaction is all the staging table needs (its rows go at commit)
+    with transaction.atomic(savepoint=False), connection.cursor() as cur:
+        _stage(cur, rows)
+        cur.execute(_STAGED_INSERT + " RETURNING server_id, ts")
+        return set(cur.fetchall())
+
+
+def _stage(cur, rows: Sequence[dict[str, Any]]) -> None:
+    # ON COMMIT DELETE ROWS: created once per session, emptied by every commit.
+    cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS _iw_sample_stage (LIKE "{InnodbSample._meta.db_table}") '
+                "ON COMMIT DELETE ROWS")
+    cur.cursor.copy_expert(f"COPY _iw_sample_stage ({', '.join(SAMPLE_COLUMNS)}) FROM STDIN",
+                           copy_text(_values(rows)))
+
+
 def copy_text(values: Sequence[tuple]) -> io.StringIO:
-    """Rows in COPY's text format (tab-separated, \\N for NULL); values here are numbers, bools, times."""
-    out = io.StringIO()
-    for row in values:
-        out.write("\t".join(_copy_field(v) for v in row))
-        out.write("\n")
-    out.seek(0)
-    return out
-
-
-def _copy_field(value: Any) -> str:
-    if value is None:
-        return "\\N"
-    if value is True or value is False:
-        return "t" if value else "f"
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    return str(value)
+    """Rows in COPY's text format (tab-separated, \\N for NULL); values here are numbers, bools
+    and times, whose str() PostgreSQL reads as they are (True, 1.5e+20, inf, 2026-11-25 10:00:00+00:00)."""
+    return io.StringIO("".join(["\t".join(["\\N" if v is None else str(v) for v in row]) + "\n" for row in values]))
 
 
 def save_innodb_sample(
@@ -357,6 +357,8 @@ def _write_with_partitions(timestamps, write):
 
 
 SAMPLE_COLUMNS: list[str] = [f.column for f in InnodbSample._meta.concrete_fields]
+_STAGED_INSERT = (f'INSERT INTO "{InnodbSample._meta.db_table}" ({", ".join(SAMPLE_COLUMNS)}) '
+                  f'SELECT {", ".join(SAMPLE_COLUMNS)} FROM _iw_sample_stage ON CONFLICT (server_id, ts) DO NOTHING')
 _COLUMN_DEFAULTS: dict[str, Any] = {"complete": True, "warnings": 0}
 _INT_TYPES: dict[str, str] = {
     f.column: f.db_type(connection) for f in InnodbSample._meta.concrete_fields

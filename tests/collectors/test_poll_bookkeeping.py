@@ -175,3 +175,37 @@ def test_every_pool_setting_reaches_the_pool_even_when_one_equals_its_default(lo
     assert poll_once(local_server).status != CollectorRun.Status.FAILED
     assert (sources.POOL.idle_timeout_s, sources.POOL.max_idle_per_server) == (45, 3)
     # the next poll after this test, with the settings restored, configures the pool back
+
+
+def test_a_batch_copy_cannot_read_is_inserted_instead_and_a_replay_stores_nothing_twice(local_server):
+    from collectors import polling
+    from timeseries.poll_store import store_polls
+
+    entries = [json.loads(json.dumps(polling.poll(local_server, {})[1], default=str)) for _ in range(3)]
+    assert all(e["sample"] for e in entries)
+    # A float in an integer column: COPY refuses the text "12.6" where an INSERT casts it.
+    entries[1]["sample"]["history_list_length"] = 12.6
+    assert store_polls([dict(e) for e in entries]) == 3
+    stored = InnodbSample.objects.filter(server=local_server).order_by("ts")
+    assert [s.history_list_length for s in stored][1] == 13
+    assert store_polls([dict(e) for e in entries]) == 0
+    assert stored.count() == 3 and RawStatus.objects.filter(server=local_server).count() == 3
+
+
+def test_a_redelivered_task_polls_no_slot_twice_and_reads_each_servers_poll_state(
+        local_server, monitor_account, redis_client):
+    other = Server(name="claim-other", host="127.0.0.1", user=monitor_account["user"], poll_interval_s=5)
+    other.set_password(monitor_account["password"])
+    other.save()
+    slot = 123456789
+    first = poll_batched([(local_server, slot), (other, slot)])
+    assert [r.server_id for r in first] == [local_server.pk, other.pk]
+    assert redis_client.ttl(f"iw:polled:{other.pk}:{slot}") in range(9, 11)  # two intervals
+    # The same message delivered again: both slots are taken, nothing is polled.
+    assert poll_batched([(local_server, slot), (other, slot)]) == []
+    # A poll outside any slot (poll_once, the demo) is never refused; the next slot is new.
+    again = poll_batched([(local_server, None), (other, slot + 1)])
+    assert [r.server_id for r in again] == [local_server.pk, other.pk]
+    from collectors.tasks import _claim_slots
+    states = dict((s.pk, state) for s, state in _claim_slots([(local_server, None), (other, None)]))
+    assert states[local_server.pk]["st"] == CollectorRun.Status.OK and states[other.pk]["st"] == CollectorRun.Status.OK
