@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from celery import shared_task
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from alerting import health
@@ -28,7 +27,7 @@ from analysis.rates import counter_rates
 from analysis.trend import slope_per_s
 from annotations.models import Annotation
 from servers.models import CollectorRun, Server
-from servers.signals import server_evaluated
+from servers.signals import servers_evaluated
 from timeseries.metrics import HLL_SLOPE_WINDOW_S, METRICS
 from timeseries.models import InnodbSample
 
@@ -66,10 +65,13 @@ def rule_spec(rule: AlertRule) -> RuleSpec:
 
 def applies_to(rule: AlertRule, server: Server) -> bool:
     """Listed servers and tagged servers; a rule scoped to neither covers every server."""
-    server_ids = {s.pk for s in rule.servers.all()}
-    if not server_ids and not rule.tags:
+    return _in_scope({s.pk for s in rule.servers.all()}, set(rule.tags), server)
+
+
+def _in_scope(server_ids: set[int], tags: set[str], server: Server) -> bool:
+    if not server_ids and not tags:
         return True
-    return server.pk in server_ids or bool(set(rule.tags) & set(server.tags))
+    return server.pk in server_ids or bool(tags & set(server.tags))
 
 
 @dataclass
@@ -90,17 +92,34 @@ class History:
     @classmethod
     def load(cls, server: Server, start_s: float, end_s: float) -> History:
         """Rows in (start, end], plus the last one before: enough for ages and rates."""
+        return cls.load_many([server], start_s, end_s)[server.pk]
+
+    @classmethod
+    def load_many(cls, servers: list[Server], start_s: float, end_s: float) -> dict[int, History]:
+        """`load` for many servers in four queries, whatever their number: one server at a time,
+        the round trips were most of an evaluation of thousands of servers."""
+        ids = [s.pk for s in servers]
         start, end = _dt(start_s), _dt(end_s)
-        rows = InnodbSample.objects.filter(server=server).values("ts", *_COLUMNS)
-        before = list(rows.filter(ts__lte=start).order_by("-ts")[:1])
-        inside = list(rows.filter(ts__gt=start, ts__lte=end).order_by("ts"))
-        samples = [{**r, "ts": r["ts"].timestamp()} for r in before + inside]
-        runs_qs = CollectorRun.objects.filter(server=server, kind=CollectorRun.Kind.INNODB_STATUS)
-        runs_qs = runs_qs.values_list("started_at", "status")
-        run_rows = list(runs_qs.filter(started_at__lte=start).order_by("-started_at")[:1])
-        run_rows += list(runs_qs.filter(started_at__gt=start, started_at__lte=end).order_by("started_at"))
-        runs = [(t.timestamp(), status == CollectorRun.Status.FAILED) for t, status in run_rows]
-        return cls(server, samples, runs)
+        samples: dict[int, list[dict]] = {pk: [] for pk in ids}
+        columns = ", ".join(_COLUMNS)
+        table = InnodbSample._meta.db_table
+        inside = (f'SELECT server_id, ts, {columns} FROM "{table}" WHERE server_id = ANY(%s) AND ts > %s AND ts <= %s '
+                  "ORDER BY server_id, ts")
+        for server_id, ts, *values in _before_and_inside(table, "ts", f"server_id, ts, {columns}", "", ids, start,
+                                                          inside, [ids, start, end]):
+            row = dict(zip(_COLUMNS, values, strict=True))
+            row["ts"] = ts.timestamp()
+            samples[server_id].append(row)
+        runs: dict[int, list[tuple[float, bool]]] = {pk: [] for pk in ids}
+        table = CollectorRun._meta.db_table
+        kind = CollectorRun.Kind.INNODB_STATUS
+        inside = (f'SELECT server_id, started_at, status FROM "{table}" WHERE server_id = ANY(%s) AND kind = %s '
+                  "AND started_at > %s AND started_at <= %s ORDER BY server_id, started_at")
+        for server_id, started, status in _before_and_inside(table, "started_at", "server_id, started_at, status",
+                                                             "AND kind = %s", ids, start, inside,
+                                                             [ids, kind, start, end], [kind]):
+            runs[server_id].append((started.timestamp(), status == CollectorRun.Status.FAILED))
+        return {s.pk: cls(s, samples[s.pk], runs[s.pk]) for s in servers}
 
     def thresholds(self, sample: dict) -> checkpoint.Thresholds | None:
         key = (sample.get("max_checkpoint_age_bytes"), sample.get("status_checkpoint_max_age"))
@@ -174,6 +193,28 @@ class History:
         return out
 
 
+def _before_and_inside(table: str, ts_column: str, select: str, condition: str, ids: list[int],
+                       start: dt.datetime, inside_sql: str, inside_args: list, condition_args: list = ()) -> list:
+    """Each server's last row at or before `start` (an index probe per server, LATERAL), then its
+    rows inside the window, ordered by server and time."""
+    before_sql = (f"SELECT r.* FROM unnest(%s::int[]) AS ids(id) CROSS JOIN LATERAL (SELECT {select} "
+                  f'FROM "{table}" WHERE server_id = ids.id {condition} AND {ts_column} <= %s '
+                  f"ORDER BY {ts_column} DESC LIMIT 1) r")
+    with connection.cursor() as cur:
+        cur.execute(before_sql, [ids, *condition_args, start])
+        before = {row[0]: row for row in cur.fetchall()}
+        cur.execute(inside_sql, inside_args)
+        inside = cur.fetchall()
+    rows, k = [], 0
+    for server_id in sorted(set(ids)):
+        if server_id in before:
+            rows.append(before[server_id])
+        while k < len(inside) and inside[k][0] == server_id:
+            rows.append(inside[k])
+            k += 1
+    return rows
+
+
 def minutes_to_level(points: list[tuple[float, float]], level: float) -> float | None:
     """Minutes until the series reaches `level` at its least-squares growth; inf when it is not
     growing (so an alert on it resolves), 0 past the level, None without enough points."""
@@ -215,29 +256,45 @@ def _finite(value: float | None) -> float | None:
 # --- silences and maintenance ---------------------------------------------------------------
 
 
+@dataclass
+class Mutes:
+    """The maintenance windows and silences in force at `now`, read once for a whole evaluation."""
+
+    now: dt.datetime
+    maintenance: list[Annotation]
+    silences: list[Silence]
+
+    @classmethod
+    def at(cls, now: dt.datetime) -> Mutes:
+        maintenance = Annotation.objects.filter(kind="maintenance", time__lte=now, time_end__gte=now)
+        return cls(now, list(maintenance), list(Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)))
+
+    def in_maintenance(self, server: Server) -> bool:
+        # Scope: this server, a tag it carries, or everything (no server, no tag).
+        return any(a.server_id == server.pk or (a.server_id is None and (not a.scope_tag or a.scope_tag in server.tags))
+                   for a in self.maintenance)
+
+    def matcher(self, server: Server):
+        """A predicate rule -> muted, for alerts of `server`."""
+        if self.in_maintenance(server):
+            return lambda rule: True
+        silences = [s for s in self.silences
+                    if s.server_id in (None, server.pk) and (s.tag == "" or s.tag in server.tags)]
+
+        def muted(rule: AlertRule) -> bool:
+            return any((not s.rule_name or s.rule_name == rule.name)
+                       and (not s.severity or s.severity == rule.severity) for s in silences)
+
+        return muted
+
+
 def in_maintenance(server: Server, now: dt.datetime) -> bool:
-    # Scope: this server, a tag it carries, or everything (no server, no tag).
-    everywhere = Q(scope_tag="") | Q(scope_tag__isnull=True) | Q(scope_tag__in=list(server.tags))
-    scope = Q(server=server) | (Q(server__isnull=True) & everywhere)
-    active = Annotation.objects.filter(kind="maintenance", time__lte=now, time_end__gte=now)
-    return active.filter(scope).exists()
+    return Mutes.at(now).in_maintenance(server)
 
 
 def silence_matcher(server: Server, now: dt.datetime):
     """A predicate rule -> muted, for alerts of ``server`` at ``now``."""
-    if in_maintenance(server, now):
-        return lambda rule: True
-    silences = list(
-        Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)
-        .filter(Q(server__isnull=True) | Q(server=server))
-        .filter(Q(tag="") | Q(tag__in=server.tags))
-    )
-
-    def muted(rule: AlertRule) -> bool:
-        return any((not s.rule_name or s.rule_name == rule.name)
-                   and (not s.severity or s.severity == rule.severity) for s in silences)
-
-    return muted
+    return Mutes.at(now).matcher(server)
 
 
 # --- live evaluation ------------------------------------------------------------------------
@@ -299,37 +356,69 @@ def _save_states(rows: list[AlertState]) -> None:
             [(row.pk, *(getattr(row, name) for name in names)) for row in rows], template=template)
 
 
-def evaluate_server(server: Server, rules: list[AlertRule], values: dict, now: dt.datetime) -> list[Notice]:
-    now_s = now.timestamp()
-    muted = silence_matcher(server, now)
-    notices = []
-    with transaction.atomic():
-        AlertState.objects.bulk_create([AlertState(rule=r, server=server) for r in rules], ignore_conflicts=True)
-        # Row locks: two overlapping evaluations cannot both announce the same transition.
-        rows = {s.rule_id: s for s in AlertState.objects.select_for_update().filter(server=server, rule__in=rules)}
-        for rule in rules:
-            row = rows[rule.pk]
-            was_inactive = row.state == AlertState.State.INACTIVE
-            incident = (row.active_since, row.firing_since)
-            new, transition = step(rule_spec(rule), _to_pure(row), now_s, values.get(rule.metric))
-            _apply(row, new)
-            row.last_value = _finite(values.get(rule.metric))
-            if row.state != AlertState.State.INACTIVE or (transition and transition.state == "resolved"):
-                row.peak_value = worst_value(rule.op, None if was_inactive else row.peak_value, row.last_value)
-            event = _record(rule, server, row, transition, muted(rule))
-            kind = _notice_kind(row, transition, muted(rule))
-            if kind:
-                if kind == "firing":
-                    incident = (row.active_since, row.firing_since)
-                notices.append(Notice(kind, rule, row, event, *incident))
-        # One statement for the server's rules: at thousands of servers, one per rule was most
-        # of an evaluation's time.
-        _save_states(list(rows.values()))
-        if notices:
-            from alerting import notify
+def evaluate_server(server: Server, rules: list[AlertRule], values: dict, now: dt.datetime,
+                    mutes: Mutes | None = None) -> list[Notice]:
+    return evaluate_servers([(server, rules, values)], now, mutes)
 
-            notify.queue_group(server, notices, now, values)
+
+def evaluate_servers(items: list[tuple[Server, list[AlertRule], dict]], now: dt.datetime,
+                     mutes: Mutes | None = None) -> list[Notice]:
+    """One tick of each (server, its rules, its metric values), in one transaction: the rule
+    states are read (locked) and written in one statement each, whatever the number of servers."""
+    now_s = now.timestamp()
+    mutes = mutes or Mutes.at(now)
+    notices = []
+    items = [item for item in items if item[1]]
+    if not items:
+        return notices
+    with transaction.atomic():
+        rows = _locked_states(items)
+        for server, rules, values in items:
+            muted = mutes.matcher(server)
+            told = []
+            for rule in rules:
+                row = rows[(server.pk, rule.pk)]
+                was_inactive = row.state == AlertState.State.INACTIVE
+                incident = (row.active_since, row.firing_since)
+                new, transition = step(rule_spec(rule), _to_pure(row), now_s, values.get(rule.metric))
+                _apply(row, new)
+                row.last_value = _finite(values.get(rule.metric))
+                if row.state != AlertState.State.INACTIVE or (transition and transition.state == "resolved"):
+                    row.peak_value = worst_value(rule.op, None if was_inactive else row.peak_value, row.last_value)
+                event = _record(rule, server, row, transition, muted(rule))
+                kind = _notice_kind(row, transition, muted(rule))
+                if kind:
+                    if kind == "firing":
+                        incident = (row.active_since, row.firing_since)
+                    told.append(Notice(kind, rule, row, event, *incident))
+            if told:
+                from alerting import notify
+
+                notify.queue_group(server, told, now, values)
+            notices += told
+        # One statement for all the servers' rules: at thousands of servers, one per rule (then
+        # one per server) was most of an evaluation's time.
+        _save_states(list(rows.values()))
     return notices
+
+
+def _locked_states(items: list[tuple[Server, list[AlertRule], dict]]) -> dict[tuple[int, int], AlertState]:
+    """The (server, rule) states of `items`, created when missing, locked to the commit (two
+    overlapping evaluations cannot both announce the same transition)."""
+    wanted = {(server.pk, rule.pk) for server, rules, _ in items for rule in rules}
+    server_ids = {server.pk for server, _, _ in items}
+    rule_ids = {pk for _, pk in wanted}
+
+    def read() -> dict[tuple[int, int], AlertState]:
+        found = AlertState.objects.select_for_update().filter(server__in=server_ids, rule__in=rule_ids)
+        return {(s.server_id, s.rule_id): s for s in found if (s.server_id, s.rule_id) in wanted}
+
+    rows = read()
+    missing = wanted - rows.keys()
+    if missing:
+        AlertState.objects.bulk_create([AlertState(server_id=s, rule_id=r) for s, r in missing], ignore_conflicts=True)
+        rows = read()
+    return rows
 
 
 def _record(rule, server, row, transition: Transition | None, silenced: bool) -> AlertEvent | None:
@@ -356,23 +445,54 @@ def evaluate_server_now(server: Server, rules: list[AlertRule], now: dt.datetime
     return evaluate_server(server, applicable, history.values_at(now.timestamp()), now)
 
 
+SERVERS_PER_BATCH = 100
+
+
 def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
-    """One evaluation tick over every enabled, polled server."""
+    """One evaluation tick over every enabled, polled server, `SERVERS_PER_BATCH` at a time: their
+    history in four queries, their rule states in one transaction."""
     now = now or timezone.now()
     rules = enabled_rules()
+    scopes = [(rule, {s.pk for s in rule.servers.all()}, set(rule.tags)) for rule in rules]
+    mutes = Mutes.at(now)
     notices: list[Notice] = []
     started = time.monotonic()
-    # Imported and synthetic servers hold history only: stale by design, backtest them instead.
     servers = 0
+    # Imported and synthetic servers hold history only: stale by design, backtest them instead.
     # In chunks: each server row carries its ~650 variables, a few hundred MB for thousands of servers.
-    for server in Server.objects.filter(enabled=True, imported=False, synthetic=False).iterator(chunk_size=100):
-        servers += 1
-        # Loaded once for the rules and the burst triggers (server_evaluated), which look at less.
-        history = History.load(server, now.timestamp() - WINDOW_S, now.timestamp())
-        notices += evaluate_server_now(server, rules, now, history)
-        server_evaluated.send_robust(Server, server=server, now=now, history=history)
+    polled = Server.objects.filter(enabled=True, imported=False, synthetic=False).order_by("pk")
+    for batch in _batches(polled.iterator(chunk_size=SERVERS_PER_BATCH), SERVERS_PER_BATCH):
+        servers += len(batch)
+        try:
+            notices += _evaluate_batch(batch, scopes, now, mutes)
+        except Exception:  # one bad batch must not leave the others unevaluated
+            log.exception("alert evaluation of servers %s..%s failed", batch[0].pk, batch[-1].pk)
     health.record_evaluation(time.time(), time.monotonic() - started, servers, len(notices))
     return notices
+
+
+def _evaluate_batch(batch: list[Server], scopes, now: dt.datetime, mutes: Mutes) -> list[Notice]:
+    # Loaded once for the rules and the burst triggers (servers_evaluated), which look at less.
+    histories = History.load_many(batch, now.timestamp() - WINDOW_S, now.timestamp())
+    items = []
+    for server in batch:
+        applicable = [rule for rule, ids, tags in scopes if _in_scope(ids, tags, server)]
+        if applicable:
+            items.append((server, applicable, histories[server.pk].values_at(now.timestamp())))
+    notices = evaluate_servers(items, now, mutes)
+    servers_evaluated.send_robust(Server, servers=batch, now=now, histories=histories)
+    return notices
+
+
+def _batches(iterable, size: int):
+    batch = []
+    for item in iterable:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 EVALUATING_KEY = "iw:alerts:evaluating"

@@ -26,6 +26,7 @@ import threading
 import time
 import uuid
 
+import orjson
 import redis
 from django.conf import settings
 from django.db import close_old_connections
@@ -50,7 +51,7 @@ class PollWriter:
     def _reset_after_fork(self) -> None:
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
-        self._entries: list[tuple[str, dict]] = []
+        self._entries: list[tuple[bytes | str, dict]] = []
         self._journal: str | None = None
         self._opened = 0.0
         self._timer: threading.Thread | None = None
@@ -64,7 +65,7 @@ class PollWriter:
         """Journal polls and the servers' next state in one Redis round trip, then keep them."""
         if not outcomes:
             return
-        texts = [json.dumps(entry, default=str) for entry, _ in outcomes]
+        texts = [dumps(entry) for entry, _ in outcomes]
         states = {sid: state for _, update in outcomes for sid, state in update.items()}
         with self._lock:
             new_journal = self._journal is None
@@ -119,7 +120,16 @@ class PollWriter:
                     close_old_connections()
 
 
-def _journal(journal: str, texts: list[str], new_journal: bool, state_updates: dict[int, dict]) -> None:
+def dumps(value) -> bytes | str:
+    """JSON of a poll's outcome or state. orjson takes a tenth of the json module's CPU; an
+    integer past 64 bits (a garbled status text's) is beyond it, and goes through json."""
+    try:
+        return orjson.dumps(value, default=str)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, default=str)
+
+
+def _journal(journal: str, texts: list[bytes | str], new_journal: bool, state_updates: dict[int, dict]) -> None:
     try:
         pipe = spool._redis().pipeline(transaction=False)
         if new_journal:
@@ -128,7 +138,7 @@ def _journal(journal: str, texts: list[str], new_journal: bool, state_updates: d
         # Every time: a push racing the flush that deleted this journal must not leave it forever.
         pipe.expire(journal, JOURNAL_TTL_S)
         if state_updates:
-            pipe.hset(poll_state.STATE_KEY, mapping={sid: json.dumps(s) for sid, s in state_updates.items()})
+            pipe.hset(poll_state.STATE_KEY, mapping={sid: dumps(s) for sid, s in state_updates.items()})
         pipe.execute()
     except redis.RedisError as exc:
         log.error("poll not journaled, Redis unavailable (kept in memory only): %s", exc)

@@ -105,7 +105,7 @@ def push(server_id: int, reading: Any, max_entries: int | None = None) -> bool:
         return False
 
 
-def push_entries(entries: list[str], max_entries: int | None = None) -> bool:
+def push_entries(entries: list[str | bytes], max_entries: int | None = None) -> bool:
     """Spool polls already encoded by the batch writer (collectors/batch.py); False if Redis is down."""
     try:
         pipe = _redis().pipeline()

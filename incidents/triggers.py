@@ -50,6 +50,12 @@ def config_for(server: Server) -> TriggerConfig:
     return TriggerConfig.objects.filter(server=server).first() or TriggerConfig(server=server)
 
 
+def configs_for(servers: list[Server]) -> dict[int, TriggerConfig]:
+    """config_for of many servers, in one query."""
+    saved = {c.server_id: c for c in TriggerConfig.objects.filter(server__in=[s.pk for s in servers])}
+    return {s.pk: saved.get(s.pk) or TriggerConfig(server=s) for s in servers}
+
+
 def held_condition(server: Server, config: TriggerConfig, now: dt.datetime,
                    history: History | None = None) -> tuple[Condition, float] | None:
     """The first condition true at each of the last `config.cycles` samples, with its latest value
@@ -76,11 +82,13 @@ def _beyond(value: float | None, threshold: float, above: bool) -> bool:
     return value > threshold if above else value < threshold
 
 
-def check_server(server: Server, now: dt.datetime | None = None, history: History | None = None) -> Burst | None:
+def check_server(server: Server, now: dt.datetime | None = None, history: History | None = None,
+                 config: TriggerConfig | None = None) -> Burst | None:
     """After an alert evaluation (or a poll on demand): start a burst if a condition held for its
-    polls and the server is out of its cool-down."""
+    polls and the server is out of its cool-down. `config`: the server's settings, when the
+    caller read them already (configs_for)."""
     now = now or timezone.now()
-    config = config_for(server)
+    config = config or config_for(server)
     if not config.enabled or server.imported:
         return None
     found = held_condition(server, config, now, history)

@@ -15,7 +15,7 @@ def first_response(responses: list[tuple[object, object]]):
 # server, ts: a sample of a poll made on demand is stored (poll_once: the command, the demo).
 # Burst triggers listen (incidents/receivers.py), so the poll path knows nothing of them.
 sample_polled = django.dispatch.Signal()
-# server, now: alert evaluation has looked at the server's latest samples (every 10 s). Burst
-# triggers listen too: checking them there, not after each batched poll, keeps the poll path free
-# of history reads.
-server_evaluated = django.dispatch.Signal()
+# servers, now, histories ({server id: alerting.evaluation.History}): alert evaluation has looked
+# at these servers' latest samples (every 10 s, a batch at a time). Burst triggers listen too:
+# checking them there, not after each batched poll, keeps the poll path free of history reads.
+servers_evaluated = django.dispatch.Signal()

@@ -209,3 +209,19 @@ def test_a_redelivered_task_polls_no_slot_twice_and_reads_each_servers_poll_stat
     from collectors.tasks import _claim_slots
     states = dict((s.pk, state) for s, state in _claim_slots([(local_server, None), (other, None)]))
     assert states[local_server.pk]["st"] == CollectorRun.Status.OK and states[other.pk]["st"] == CollectorRun.Status.OK
+
+
+def test_a_number_past_64_bits_is_journaled_and_stored_null_with_a_warning(local_server, redis_client):
+    from collectors import polling
+
+    run, entry, state = polling.poll(local_server, {})
+    entry["sample"]["history_list_length"] = 2**70  # a garbled status text's number
+    writer = batch.PollWriter(max_polls=10_000, max_age_s=3600)
+    writer.add(entry, {local_server.pk: state})
+    journal = writer._journal
+    assert json.loads(redis_client.lrange(journal, 0, -1)[0])["sample"]["history_list_length"] == 2**70
+    assert poll_state.decode(redis_client.hget(poll_state.STATE_KEY, local_server.pk)) == state
+    assert writer.flush() == 1
+    stored = InnodbSample.objects.get(server=local_server)
+    assert stored.history_list_length is None and stored.warnings >= 1
+    assert not redis_client.exists(journal)
