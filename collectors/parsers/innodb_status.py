@@ -67,7 +67,7 @@ import re
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Callable
 
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 
 
 class ParseError(ValueError):
@@ -653,7 +653,9 @@ _TRX_LINE = _table(
     ("thread", r"(?:MySQL|MariaDB) thread id (?P<thread_id>\d+), (?:OS thread handle (?P<os_thread_id>\S+), )?"
      r"query id (?P<query_id>\d+) ?(?P<client>.*)"),
     ("read_view", r"Trx read view will not see trx with id >= .*"),
-    ("waiting", r"------- TRX HAS BEEN WAITING (?P<lock_wait_s>\d+) SEC FOR THIS LOCK TO BE GRANTED:"),
+    # MariaDB 10.6+ prints the wait in microseconds ("2500302 us"), MySQL in seconds
+    ("waiting", r"------- TRX HAS BEEN WAITING (?:(?P<lock_wait_s>\d+) SEC|(?P<lock_wait_us>\d+) us) "
+     r"FOR THIS LOCK TO BE GRANTED:"),
     ("lock_detail", r"(?:RECORD LOCKS|TABLE LOCK|Record lock,) .*"),
     ("wait_stats", r"Trx #rec lock waits .*|Trx total rec lock wait time .*|Trx has approximately .*"),
 )
@@ -1105,7 +1107,8 @@ def _transaction_ids(text: str | None, old_header: bool) -> tuple[int | None, st
 
 
 # every ---TRANSACTION block: the header's fields (as _TRX_START), then either the fields of the
-# usual idle session's one thread line (as _TRX_THREAD_LINE) or the text of the lines under it
+# usual idle session's one thread line (as _TRX_THREAD_LINE), with the locks line above it of a
+# session idle inside a transaction, or the text of the lines under it
 _TRXS = re.compile(
     r"^---TRANSACTION (\(0x[0-9a-f]+\)|[0-9A-Fa-f]{1,20}(?: \d{1,20})?), "
     r"(not started|ACTIVE(?: \(PREPARED\))?|[A-Z][A-Z ]*[A-Z])(?: (\d{1,20}) sec)?"
@@ -1113,6 +1116,10 @@ _TRXS = re.compile(
     # one line under the header, the thread line (its [^\n]*+ cannot reach into a second line, so
     # the lookahead after it fails at once when more lines follow)
     r"(?:"
+    # ... or a session between statements of an open transaction: its locks line, then the thread
+    # line (the same lines as _TRX_LINE's "locks", without LOCK WAIT, and "thread")
+    r"(?:\n(\d{1,20}) lock struct\(s\), heap size (\d{1,20})(?:, (\d{1,20}) row lock\(s\))?"
+    r"(?:, undo log entries (\d{1,20}))?[ \t]*)?"
     r"\n(?:MySQL|MariaDB) thread id (\d{1,20}), (?:OS thread handle (\S+), )?query id (\d{1,20}) ?([^\n]*+)"
     r"(?=\n---TRANSACTION )|((?:\n(?!---TRANSACTION )[^\n]*)*))", re.MULTILINE
 )
@@ -1142,18 +1149,29 @@ def _parse_transactions(body: str, unparsed: list[str], old_header: bool = False
     active = 0
     oldest: int | None = None
     append = trxs.append
-    for trx_id, state, secs, _, os_thread, rest, thread_id, handle, query_id, client, body_text in found:
+    # lock structs, row locks, undo entries of the sessions read by the pattern alone
+    pattern_sums = [0, 0, 0]
+    for (trx_id, state, secs, _, os_thread, rest, structs, heap, rows, entries, thread_id, handle, query_id, client,
+         body_text) in found:
         active_s = int(secs) if secs else None
         if state[:6] == "ACTIVE":
             active += 1
             if active_s is not None and (oldest is None or active_s > oldest):
                 oldest = active_s
         operation, tickets = _operation_and_tickets(rest) if rest else (None, None)
-        if thread_id:  # the usual idle session: a thread line only, its ids unique to it
+        if thread_id:  # a thread line only (its ids unique to it), or with the locks line above
+            if structs:
+                structs, heap = int(structs), int(heap)
+                rows, entries = int(rows) if rows else None, int(entries) if entries else None
+                pattern_sums[0] += structs
+                pattern_sums[1] += rows or 0
+                pattern_sums[2] += entries or 0
+            else:
+                structs = heap = rows = entries = None
             append(_Transaction(
                 trx_id, state, active_s, operation, int(thread_id), handle or os_thread or None,
-                int(query_id), client.strip() or None, None, False, None, None, None, None, None, None, None, False,
-                tickets,
+                int(query_id), client.strip() or None, None, False, None, None, None, structs, heap, rows, entries,
+                False, tickets,
             ))
             continue
         known = seen.get(body_text)
@@ -1177,7 +1195,7 @@ def _parse_transactions(body: str, unparsed: list[str], old_header: bool = False
     head = text[:first]
     _scan(head, _TRX_HEAD, values, unparsed)
     listed = truncated or bool(trxs) or "\nLIST OF TRANSACTIONS" in "\n" + head
-    sums = [active, oldest, 0, 0, 0, 0, 0, 0, 0]
+    sums = [active, oldest, 0, 0, 0, *pattern_sums, 0]
     for body_text, count in uses.items():  # lock_wait, tables_in_use, tables_locked, lock_structs, row_locks, undo, read_view
         fields = seen[body_text][0]
         for k, value in enumerate((fields[5], fields[7], fields[8], fields[9], fields[11], fields[12], fields[13]), 2):
@@ -1362,7 +1380,8 @@ def _transaction_body(lines: list[str], mode: int, unparsed: list[str]) -> tuple
         elif rule == "R_read_view":
             read_view = True
         elif rule == "R_waiting":
-            lock_wait, lock_wait_s = True, m.group("lock_wait_s")
+            seconds, micros = m.group("lock_wait_s", "lock_wait_us")
+            lock_wait, lock_wait_s = True, seconds if seconds is not None else str(int(micros) // 1_000_000)
     text = "\n".join(query).strip("\n") if query else ""
     return (
         thread_id and int(thread_id), handle, query_id and int(query_id), client.strip() or None if client else None,

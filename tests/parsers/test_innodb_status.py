@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _corpus import CASES, compare, load_expected, read_fixture  # noqa: E402
+from _corpus import CASES, FIXTURES, compare, load_expected, read_fixture  # noqa: E402
 
 from collectors.parsers.innodb_status import ParseError, parse_innodb_status, status_to_dict  # noqa: E402
 
@@ -157,3 +157,22 @@ def test_text_that_is_not_innodb_status_raises_parse_error(text):
 def test_expected_json_exists_for_every_fixture_with_source_assertions():
     with_values = [p for p in CASES if load_expected(p)["assertions"]]
     assert len(with_values) >= 50
+
+
+def test_sessions_idle_inside_a_transaction_and_mariadbs_lock_wait_in_microseconds():
+    """MariaDB 10.11, captured: a session between statements of its transaction prints a locks
+    line and its thread line; a lock wait is printed in microseconds ("2500302 us")."""
+    from collectors.parsers.innodb_status import _parse_transactions_lines
+
+    text = read_fixture(FIXTURES / "mariadb-10.11--local-open-transactions.txt")
+    status = parse_innodb_status(text)
+    waiting, snapshot, idle = status.transactions.transactions[:3]
+    assert (waiting.lock_wait, waiting.lock_wait_s) == (True, 2)
+    assert waiting.query == "UPDATE innowatch_scratch.trx SET v = v + 1 WHERE id = 1"  # not the wait line
+    assert (snapshot.read_view, snapshot.lock_structs, snapshot.row_locks) == (True, 0, 0)
+    assert (idle.id, idle.lock_structs, idle.heap_size, idle.row_locks, idle.undo_log_entries) == ("165", 3, 1128, 5, 4)
+    assert (idle.thread_id, idle.os_thread_id, idle.query_id, idle.client) == (
+        1040, "131574584198848", 2449074, "127.0.0.1 root")
+    # the pattern that reads such sessions whole gives what the line-by-line reader gives
+    body = text.split("\nTRANSACTIONS\n------------\n", 1)[1].split("\n--------\nFILE I/O", 1)[0]
+    assert _parse_transactions_lines(body.split("\n"), []) == status.transactions

@@ -27,10 +27,12 @@ def _records(value: Any) -> Iterator[Any]:
             yield from _records(getattr(value, field.name))
 
 
-@pytest.mark.parametrize("path", CASES[::5], ids=lambda p: p.stem)
+# Every fixture: a fifth of them, picked by position, changed with every fixture added, and
+# picked a deadlock-only text (two records) the day one was.
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_parsed_records_equal_records_built_by_their_own_init_and_stay_frozen(path):
     records = list(_records(parse_innodb_status(read_fixture(path))))
-    assert len(records) > 5
+    assert len(records) >= 2  # the status and at least one section's record
     for record in records:
         rebuilt = type(record)(**{f.name: getattr(record, f.name) for f in dataclasses.fields(record)})
         assert rebuilt == record and hash(rebuilt) == hash(record)
