@@ -11,6 +11,20 @@ from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
+# The tasks beat starts that are not polls (settings.INNOWATCH_PERIODIC_QUEUE).
+PERIODIC_TASKS = frozenset({"alerting.evaluate_alerts", "timeseries.build_rollups", "timeseries.maintain_partitions",
+                            "collectors.drain_spool", "incidents.sweep_bursts"})
+
+
+def route_periodic_tasks(name, args, kwargs, options, task=None, **kw):
+    """Celery router: the periodic tasks to INNOWATCH_PERIODIC_QUEUE when it is set (read at
+    send time, so a settings override reaches it); everything else as it was."""
+    from django.conf import settings
+
+    queue = getattr(settings, "INNOWATCH_PERIODIC_QUEUE", "")
+    return {"queue": queue} if queue and name in PERIODIC_TASKS else None
+
+
 app = Celery("innowatch")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["collectors", "timeseries"])

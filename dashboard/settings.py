@@ -207,6 +207,11 @@ INNOWATCH_BURST_MAX_CONCURRENT = env_int("INNOWATCH_BURST_MAX_CONCURRENT", 4)
 # Bursts are read by a worker of their own (scripts/run_all.sh, docker-compose.yml): a second's read
 # never waits behind a batch of polls, and no poll waits behind a burst.
 INNOWATCH_BURST_QUEUE = env_str("INNOWATCH_BURST_QUEUE", "innowatch-bursts")
+# Alert evaluation, rollups, partitions, the spool's drain and the burst sweep on a queue of their
+# own, for a worker of their own (scripts/run_all.sh starts one when this is set): at thousands of
+# servers they never wait behind polls nor hold a poll process. Empty: the poll queue.
+INNOWATCH_PERIODIC_QUEUE = env_str("INNOWATCH_PERIODIC_QUEUE", "")
+CELERY_TASK_ROUTES = ("dashboard.celery.route_periodic_tasks",)
 
 # Alert notifications (alerting/notify.py): Django's email settings, and the first retry delay
 # of a failed delivery (doubled per retry).

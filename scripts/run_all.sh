@@ -14,6 +14,12 @@ trap 'trap - INT TERM EXIT; kill 0 2>/dev/null; wait' INT TERM EXIT
 # one per burst allowed at once, so a capture never queues behind the polls nor they behind it.
 "$VENV/bin/celery" -A dashboard worker -Q "${INNOWATCH_BURST_QUEUE:-innowatch-bursts}" -n "bursts@%h" --pool threads \
   --concurrency "${INNOWATCH_BURST_MAX_CONCURRENT:-4}" --loglevel INFO &
+# Alert evaluation, rollups and the spool's drain on a worker of their own when
+# INNOWATCH_PERIODIC_QUEUE names their queue (the poll worker does them otherwise).
+if [ -n "${INNOWATCH_PERIODIC_QUEUE:-}" ]; then
+  "$VENV/bin/celery" -A dashboard worker -Q "$INNOWATCH_PERIODIC_QUEUE" -n "periodic@%h" --pool threads \
+    --concurrency 2 --loglevel INFO &
+fi
 "$VENV/bin/celery" -A dashboard beat --schedule var/celerybeat-schedule --loglevel INFO &
 echo "innowatch: http://${INNOWATCH_BIND:-127.0.0.1:8000}/ (Ctrl-C stops web, worker and beat)"
 wait -n
