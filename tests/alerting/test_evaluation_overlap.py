@@ -39,7 +39,11 @@ def _evaluation_queries() -> list[dict]:
     return queries.captured_queries
 
 
-def test_an_evaluation_reads_samples_once_per_batch_of_servers_and_its_queries_do_not_grow_with_them(local_server):
+def test_an_evaluation_reads_samples_once_per_batch_of_servers_and_its_queries_do_not_grow_with_them(
+        local_server, monkeypatch):
+    from alerting import evaluation
+
+    monkeypatch.setattr(evaluation, "SERVERS_PER_BATCH", 50)
     for n in range(3):
         Server.objects.create(name=f"fleet-{n}", host=f"db{n}.example.net", poll_interval_s=10)
     few = _evaluation_queries()
@@ -74,3 +78,19 @@ def test_histories_loaded_together_are_each_servers_own(local_server):
     assert mine == [100, 101, 102, 103, 104]  # the one at t0 (before the window), then 10 s .. 40 s
     assert [s["history_list_length"] for s in together[other.pk].samples] == [899, 900, 901, 902, 903]
     assert together[empty.pk].samples == [] and together[empty.pk].runs == []
+
+
+def test_every_server_is_evaluated_across_batches(local_server, monkeypatch):
+    from alerting import evaluation
+    from alerting.models import AlertRule, AlertState
+
+    monkeypatch.setattr(evaluation, "SERVERS_PER_BATCH", 2)
+    for n in range(4):
+        Server.objects.create(name=f"fleet-{n}", host=f"db{n}.example.net", poll_interval_s=10)
+    polled = Server.objects.filter(enabled=True, imported=False, synthetic=False)
+    evaluate_alerts_now(dt.datetime.now(dt.UTC))
+    assert health.last_evaluation()["servers"] == polled.count() == 5
+    rules = AlertRule.objects.filter(enabled=True).count()
+    assert rules > 0
+    for server in polled:
+        assert AlertState.objects.filter(server=server).count() == rules, server.name
