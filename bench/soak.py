@@ -5,7 +5,8 @@ sampled, and each is judged flat or not by its least-squares slope.
     python -m bench.soak --minutes 10          (make soak; make bench calls it)
 
 Works in its own database (innowatch_soak, recreated) and Redis DB 7, never the user's. The
-servers all point at the local MariaDB through a monitoring account (bench.polls). "Flat" means:
+servers all point at the local MariaDB through a monitoring account (bench.polls), each with the
+alert evaluator's 15-minute window of samples already stored (seed_history). "Flat" means:
 queue length bounded (its slope under 1 task/min and its last value under two rounds of polls),
 worker RSS growing under 1 MiB/min after the first sample (warm-up: imports, connection pools).
 Database size and sample count must grow linearly with polls (the data is kept): the database's
@@ -158,11 +159,29 @@ def judge(rows: list[dict], servers: int, interval_s: int) -> dict:
     return out
 
 
+def seed_history(servers: list, interval_s: int) -> int:
+    """Each server's samples over the alert evaluator's window, as after a long run (copies of one
+    real poll of the local MariaDB). From an empty database the evaluator's working set, and so
+    the worker's RSS, would grow for the window's first 15 minutes by design, which the RSS
+    slope would read as a leak."""
+    from alerting.evaluation import WINDOW_S
+    from collectors import polling
+    from timeseries import ingest
+
+    fields = polling.poll(servers[0], {})[1]["sample"]
+    now = dt.datetime.now(dt.UTC)
+    rows = [ingest.sample_row(server.pk, now - dt.timedelta(seconds=interval_s * k), **fields)
+            for server in servers for k in range(1, int(WINDOW_S // interval_s) + 1)]
+    return ingest.save_innodb_samples(rows)
+
+
 def run(minutes: float, servers: int, interval_s: int, concurrency: int, pool: str = "threads") -> dict:
     env = setup(concurrency)
     from bench import polls  # after django.setup()
 
-    polls.register(servers, interval_s)
+    registered = polls.register(servers, interval_s)
+    log(f"seeding {servers} servers' last 15 minutes of samples")
+    seed_history(registered, interval_s)
     workdir = Path(tempfile.mkdtemp(prefix="innowatch-soak-"))
     log(f"{servers} servers at {interval_s} s, worker --pool {pool} --concurrency {concurrency}, {minutes} min; "
         f"logs in {workdir}")
