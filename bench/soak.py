@@ -53,6 +53,8 @@ def setup(concurrency: int = 16) -> dict:
     # Every soak server is the local MariaDB: overlapping polls of it keep their connections, as
     # polls of distinct servers would.
     os.environ["INNOWATCH_POOL_MAX_IDLE_PER_SERVER"] = str(concurrency)
+    # As scripts/run_all.sh and docker-compose run the workers (unless the caller set it).
+    os.environ.setdefault("MALLOC_ARENA_MAX", "2")
     import django
 
     django.setup()
