@@ -101,23 +101,15 @@ class History:
         ids = [s.pk for s in servers]
         start, end = _dt(start_s), _dt(end_s)
         samples: dict[int, list[dict]] = {pk: [] for pk in ids}
-        columns = ", ".join(_COLUMNS)
-        table = InnodbSample._meta.db_table
-        inside = (f'SELECT server_id, ts, {columns} FROM "{table}" WHERE server_id = ANY(%s) AND ts > %s AND ts <= %s '
-                  "ORDER BY server_id, ts")
-        for server_id, ts, *values in _before_and_inside(table, "ts", f"server_id, ts, {columns}", "", ids, start,
-                                                          inside, [ids, start, end]):
+        for server_id, ts, *values in _before_and_inside(InnodbSample._meta.db_table, "ts", ", ".join(_COLUMNS),
+                                                          ids, start, end):
             row = dict(zip(_COLUMNS, values, strict=True))
             row["ts"] = ts.timestamp()
             samples[server_id].append(row)
         runs: dict[int, list[tuple[float, bool]]] = {pk: [] for pk in ids}
-        table = CollectorRun._meta.db_table
-        kind = CollectorRun.Kind.INNODB_STATUS
-        inside = (f'SELECT server_id, started_at, status FROM "{table}" WHERE server_id = ANY(%s) AND kind = %s '
-                  "AND started_at > %s AND started_at <= %s ORDER BY server_id, started_at")
-        for server_id, started, status in _before_and_inside(table, "started_at", "server_id, started_at, status",
-                                                             "AND kind = %s", ids, start, inside,
-                                                             [ids, kind, start, end], [kind]):
+        for server_id, started, status in _before_and_inside(CollectorRun._meta.db_table, "started_at", "status",
+                                                             ids, start, end, "AND kind = %s",
+                                                             [CollectorRun.Kind.INNODB_STATUS]):
             runs[server_id].append((started.timestamp(), status == CollectorRun.Status.FAILED))
         return {s.pk: cls(s, samples[s.pk], runs[s.pk]) for s in servers}
 
@@ -193,17 +185,20 @@ class History:
         return out
 
 
-def _before_and_inside(table: str, ts_column: str, select: str, condition: str, ids: list[int],
-                       start: dt.datetime, inside_sql: str, inside_args: list, condition_args: list = ()) -> list:
-    """Each server's last row at or before `start` (an index probe per server, LATERAL), then its
-    rows inside the window, ordered by server and time."""
+def _before_and_inside(table: str, ts_column: str, columns: str, ids: list[int], start: dt.datetime,
+                       end: dt.datetime, condition: str = "", condition_args: list = ()) -> list:
+    """(server_id, time, *columns) rows: each server's last row at or before `start` (an index
+    probe per server, LATERAL), then its rows in (start, end], ordered by server and time."""
+    select = f"server_id, {ts_column}, {columns}"
     before_sql = (f"SELECT r.* FROM unnest(%s::int[]) AS ids(id) CROSS JOIN LATERAL (SELECT {select} "
                   f'FROM "{table}" WHERE server_id = ids.id {condition} AND {ts_column} <= %s '
                   f"ORDER BY {ts_column} DESC LIMIT 1) r")
+    inside_sql = (f'SELECT {select} FROM "{table}" WHERE server_id = ANY(%s) {condition} '
+                  f"AND {ts_column} > %s AND {ts_column} <= %s ORDER BY server_id, {ts_column}")
     with connection.cursor() as cur:
         cur.execute(before_sql, [ids, *condition_args, start])
         before = {row[0]: row for row in cur.fetchall()}
-        cur.execute(inside_sql, inside_args)
+        cur.execute(inside_sql, [ids, *condition_args, start, end])
         inside = cur.fetchall()
     rows, k = [], 0
     for server_id in sorted(set(ids)):
@@ -258,16 +253,15 @@ def _finite(value: float | None) -> float | None:
 
 @dataclass
 class Mutes:
-    """The maintenance windows and silences in force at `now`, read once for a whole evaluation."""
+    """The maintenance windows and silences in force at a time, read once for a whole evaluation."""
 
-    now: dt.datetime
     maintenance: list[Annotation]
     silences: list[Silence]
 
     @classmethod
     def at(cls, now: dt.datetime) -> Mutes:
         maintenance = Annotation.objects.filter(kind="maintenance", time__lte=now, time_end__gte=now)
-        return cls(now, list(maintenance), list(Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)))
+        return cls(list(maintenance), list(Silence.objects.filter(starts_at__lte=now, ends_at__gt=now)))
 
     def in_maintenance(self, server: Server) -> bool:
         # Scope: this server, a tag it carries, or everything (no server, no tag).
@@ -286,10 +280,6 @@ class Mutes:
                        and (not s.severity or s.severity == rule.severity) for s in silences)
 
         return muted
-
-
-def in_maintenance(server: Server, now: dt.datetime) -> bool:
-    return Mutes.at(now).in_maintenance(server)
 
 
 def silence_matcher(server: Server, now: dt.datetime):

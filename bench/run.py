@@ -173,6 +173,15 @@ POLL_SERVERS = 5000
 BUSY_SESSIONS = 60
 
 
+def one_thread(servers: list) -> dict:
+    """Worker and bare-read CPU per poll in one thread, beside each other."""
+    from bench import polls
+
+    one = polls.sustained_polls(servers, 10, 1, chunk=POLLS_PER_TASK)
+    one.update(polls.bare_reads(servers, 8, 1, one["variables_read_fraction"]))
+    return {k: one[k] for k in ("worker_cpu_ms_per_poll", "bare_read_cpu_ms_per_poll")}
+
+
 def poll_figures() -> dict:
     from django.conf import settings
 
@@ -199,9 +208,7 @@ def poll_figures() -> dict:
         measured.update({f"single_{k}": single[k] for k in ("polls_per_s", "worker_cpu_ms_per_poll")})
         # One thread: no interpreter lock to contend for, whose cost in four threads moves both
         # sides by ±30 % from run to run (the bare reads' most of all): the steadiest ratio.
-        one = polls.sustained_polls(servers, 10, 1, chunk=POLLS_PER_TASK)
-        one.update(polls.bare_reads(servers, 8, 1, one["variables_read_fraction"]))
-        measured.update({f"one_thread_{k}": one[k] for k in ("worker_cpu_ms_per_poll", "bare_read_cpu_ms_per_poll")})
+        measured.update({f"one_thread_{k}": v for k, v in one_thread(servers).items()})
         with polls.SetTraffic():
             with_sets = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
         with_sets.update(polls.bare_reads(servers, 10, POLL_THREADS, with_sets["variables_read_fraction"]))
@@ -211,12 +218,10 @@ def poll_figures() -> dict:
             measured["busy_status_bytes"] = polls.status_text_bytes()
             busy = polls.sustained_polls(servers, 15, POLL_THREADS, chunk=POLLS_PER_TASK)
             busy.update(polls.bare_reads(servers, 10, POLL_THREADS, busy["variables_read_fraction"]))
-            one_busy = polls.sustained_polls(servers, 10, 1, chunk=POLLS_PER_TASK)
-            one_busy.update(polls.bare_reads(servers, 8, 1, one_busy["variables_read_fraction"]))
+            one_busy = one_thread(servers)
         measured.update({f"busy_{k}": busy[k] for k in (
             "polls_per_s", "worker_cpu_ms_per_poll", "variables_read_fraction", "bare_read_cpu_ms_per_poll")})
-        measured.update({f"busy_one_thread_{k}": one_busy[k]
-                         for k in ("worker_cpu_ms_per_poll", "bare_read_cpu_ms_per_poll")})
+        measured.update({f"busy_one_thread_{k}": v for k, v in one_busy.items()})
         measured["status_bytes"] = polls.status_text_bytes()
         rounds.append(measured)
     out.update({k: statistics.median(r[k] for r in rounds) for k in rounds[0]})

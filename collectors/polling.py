@@ -69,13 +69,12 @@ class PollRun:
 
 
 def _configure_pool() -> None:
-    """The pool as the settings say, all three of them: keyed on one alone, a setting equal to
-    the pool's own default left the others unapplied."""
+    """The pool as the settings say, all three of them, at every poll (a setting equal to the
+    pool's own default once left the others unapplied)."""
     pool = sources.POOL
-    wanted = (settings.INNOWATCH_POOL_MAX_IDLE, settings.INNOWATCH_POOL_IDLE_TIMEOUT_S,
-              settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER)
-    if (pool.max_idle, pool.idle_timeout_s, pool.max_idle_per_server) != wanted:
-        pool.max_idle, pool.idle_timeout_s, pool.max_idle_per_server = wanted
+    pool.max_idle, pool.idle_timeout_s, pool.max_idle_per_server = (
+        settings.INNOWATCH_POOL_MAX_IDLE, settings.INNOWATCH_POOL_IDLE_TIMEOUT_S,
+        settings.INNOWATCH_POOL_MAX_IDLE_PER_SERVER)
 
 
 def poll(server: Server, state: dict, *, force_variables: bool = False) -> tuple[PollRun, dict, dict]:
