@@ -11,11 +11,14 @@ import bisect
 import datetime as dt
 import logging
 import math
+import operator
 import time
 from dataclasses import dataclass, field
 
 from celery import shared_task
 from django.db import connection, transaction
+from django.db.models.fields.json import KT
+from django.db.models.functions import JSONObject
 from django.utils import timezone
 
 from alerting import health
@@ -48,10 +51,34 @@ DERIVED = {
     "sample_age_s": "seconds since the last good sample",
     "poll_failing": "1 when the latest poll failed, else 0",
 }
-_COLUMNS = sorted(
-    {m.column for m in METRICS.values()} | {m.minus for m in METRICS.values() if m.minus}
-    | {"max_checkpoint_age_bytes", "status_checkpoint_max_age"}
-)
+# The sample columns each derived metric is computed from (the stored ones name theirs in METRICS).
+_CHECKPOINT_COLUMNS = ("checkpoint_age_bytes", "max_checkpoint_age_bytes", "status_checkpoint_max_age")
+_DERIVED_COLUMNS = {
+    "checkpoint_age_pct_of_async": _CHECKPOINT_COLUMNS,
+    "checkpoint_age_pct_of_sync": _CHECKPOINT_COLUMNS,
+    "runway_minutes": _CHECKPOINT_COLUMNS,
+    "hll_growth_per_h": ("history_list_length",),
+    "hll_minutes_to_high": ("history_list_length",),
+    "sample_age_s": (),
+    "poll_failing": (),
+}
+# The metrics that receivers of `servers_evaluated` read from the histories it hands them, beside
+# the rules' (the burst triggers add theirs when their app is ready).
+RECEIVER_METRICS: set[str] = set()
+
+
+def metric_columns(metrics) -> list[str]:
+    """The sample columns `metrics` are computed from; the checkpoint thresholds' always."""
+    columns = set(_CHECKPOINT_COLUMNS)
+    for name in metrics:
+        if name in _DERIVED_COLUMNS:
+            columns.update(_DERIVED_COLUMNS[name])
+        elif name in METRICS:
+            columns.update(c for c in (METRICS[name].column, METRICS[name].minus) if c)
+    return sorted(columns)
+
+
+_COLUMNS = metric_columns([*METRICS, *DERIVED])
 
 
 def metric_choices() -> list[str]:
@@ -84,6 +111,7 @@ class History:
     _sample_ts: list[float] = field(init=False)
     _run_ts: list[float] = field(init=False)
     _thresholds: dict = field(init=False, default_factory=dict)
+    _sample_values: dict[int, dict] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._sample_ts = [s["ts"] for s in self.samples]
@@ -95,15 +123,18 @@ class History:
         return cls.load_many([server], start_s, end_s)[server.pk]
 
     @classmethod
-    def load_many(cls, servers: list[Server], start_s: float, end_s: float) -> dict[int, History]:
+    def load_many(cls, servers: list[Server], start_s: float, end_s: float,
+                  columns: list[str] | None = None) -> dict[int, History]:
         """`load` for many servers in four queries, whatever their number: one server at a time,
-        the round trips were most of an evaluation of thousands of servers."""
+        the round trips were most of an evaluation of thousands of servers. `columns`
+        (metric_columns): only what some metrics need; the others' values are then None."""
         ids = [s.pk for s in servers]
         start, end = _dt(start_s), _dt(end_s)
+        columns = columns or _COLUMNS
         samples: dict[int, list[dict]] = {pk: [] for pk in ids}
-        for server_id, ts, *values in _before_and_inside(InnodbSample._meta.db_table, "ts", ", ".join(_COLUMNS),
+        for server_id, ts, *values in _before_and_inside(InnodbSample._meta.db_table, "ts", ", ".join(columns),
                                                           ids, start, end):
-            row = dict(zip(_COLUMNS, values, strict=True))
+            row = dict(zip(columns, values, strict=True))
             row["ts"] = ts.timestamp()
             samples[server_id].append(row)
         runs: dict[int, list[tuple[float, bool]]] = {pk: [] for pk in ids}
@@ -130,14 +161,21 @@ class History:
             return values
         last = self.samples[i - 1]
         values["sample_age_s"] = now_s - last["ts"]
-        interval = float(self.server.poll_interval_s)
-        if now_s - last["ts"] > max(3 * interval, 30.0):
+        if now_s - last["ts"] > max(3 * float(self.server.poll_interval_s), 30.0):
             return values  # stale: no gauge stands for "now"; states hold
-        lo = bisect.bisect_right(self._sample_ts, now_s - WINDOW_S)
-        window = self.samples[lo:i]
-        values.update(self._stored(window, interval))
-        values.update(self._derived(window))
+        values.update(self._at_sample(i))
         return values
+
+    def _at_sample(self, i: int) -> dict[str, float | None]:
+        """The metrics the samples up to the i-th (exclusive) give, over the window that ends at
+        the newest of them: the same whatever the time of asking, so computed once (the burst
+        triggers ask again at the sample the evaluation just used)."""
+        if i not in self._sample_values:
+            lo = bisect.bisect_right(self._sample_ts, self._sample_ts[i - 1] - WINDOW_S)
+            window = self.samples[lo:i]
+            self._sample_values[i] = {**self._stored(window, float(self.server.poll_interval_s)),
+                                      **self._derived(window)}
+        return self._sample_values[i]
 
     def _stored(self, window: list[dict], interval: float) -> dict[str, float | None]:
         last, out = window[-1], {}
@@ -222,6 +260,28 @@ def minutes_to_level(points: list[tuple[float, float]], level: float) -> float |
     return math.inf if slope <= 0 else (level - current) / slope / 60.0
 
 
+# The variables the checkpoint thresholds are computed from (analysis.checkpoint).
+THRESHOLD_VARIABLES = ("innodb_redo_log_capacity_resized", "innodb_redo_log_capacity", "innodb_log_file_size",
+                       "innodb_log_files_in_group", "innodb_page_size")
+
+
+def with_threshold_variables(servers):
+    """`servers` (a queryset) without their ~650 variables, carrying the few the thresholds need
+    as `threshold_variables`: decoding every variable of every server was a fifth of a pass."""
+    picked = JSONObject(**{name: KT(f"variables__{name}") for name in THRESHOLD_VARIABLES})
+    return servers.defer("variables").annotate(threshold_variables=picked)
+
+
+def threshold_variables(server: Server) -> dict[str, str]:
+    """THRESHOLD_VARIABLES of `server`, by lower-case name, from its annotation when it was read
+    `with_threshold_variables`."""
+    picked = getattr(server, "threshold_variables", None)
+    if picked is not None:
+        return {name: value for name, value in picked.items() if value is not None}
+    variables = {k.lower(): v for k, v in (server.variables or {}).items()}
+    return {name: variables[name] for name in THRESHOLD_VARIABLES if name in variables}
+
+
 def server_thresholds(server: Server, printed_max: int | None, status_max: int | None):
     """analysis.checkpoint thresholds from the server's variables, flavour and stated values."""
     if not server.version:
@@ -229,7 +289,7 @@ def server_thresholds(server: Server, printed_max: int | None, status_max: int |
     try:
         flavor = server.flavor if server.flavor in ("mysql", "percona", "mariadb") else \
             checkpoint.detect_flavor(server.version, server.version_comment)
-        variables = {k.lower(): v for k, v in (server.variables or {}).items()}
+        variables = threshold_variables(server)
         capacity = checkpoint.redo_capacity_bytes(flavor, server.version, variables)
         files = int(variables.get("innodb_log_files_in_group") or 2)
         page = int(variables.get("innodb_page_size") or 16384)
@@ -363,6 +423,7 @@ def evaluate_servers(items: list[tuple[Server, list[AlertRule], dict]], now: dt.
         return notices
     with transaction.atomic():
         rows = _locked_states(items)
+        read = {key: _stored_state(row) for key, row in rows.items()}
         for server, rules, values in items:
             muted = mutes.matcher(server)
             told = []
@@ -388,8 +449,24 @@ def evaluate_servers(items: list[tuple[Server, list[AlertRule], dict]], now: dt.
             notices += told
         # One statement for all the servers' rules: at thousands of servers, one per rule (then
         # one per server) was most of an evaluation's time.
-        _save_states(list(rows.values()))
+        _save_states([row for key, row in rows.items() if _needs_write(read[key], row)])
     return notices
+
+
+_stored_state = operator.attrgetter(*(name for name, _ in _STATE_FIELDS))  # a row's fields as _save_states writes them
+
+
+# An inactive rule that stays inactive changes only its time and value, which no page shows (they
+# list pending and firing alerts): most rules of most servers, so not rewritten every tick.
+_QUIET = [k for k, (name, _) in enumerate(_STATE_FIELDS) if name not in ("last_ts", "last_value")]
+_STATE_AT = [name for name, _ in _STATE_FIELDS].index("state")
+
+
+def _needs_write(before: tuple, row: AlertState) -> bool:
+    after = _stored_state(row)
+    if row.state == AlertState.State.INACTIVE and before[_STATE_AT] == AlertState.State.INACTIVE:
+        return any(before[k] != after[k] for k in _QUIET)
+    return before != after
 
 
 def _locked_states(items: list[tuple[Server, list[AlertRule], dict]]) -> dict[tuple[int, int], AlertState]:
@@ -435,9 +512,10 @@ def evaluate_server_now(server: Server, rules: list[AlertRule], now: dt.datetime
     return evaluate_server(server, applicable, history.values_at(now.timestamp()), now)
 
 
-# Small enough that a batch's rows (~4 MB of Python objects at 15 min × 10 s) stay small: each of a
-# threaded worker's malloc arenas keeps the largest batch it ever held (100 servers, ~15 MB, took
-# the soak's worker from 380 to 680 MB); large enough that four queries serve many servers.
+# Small enough that a batch's rows (~1 MB of Python objects at 15 min × 10 s of the rules' columns)
+# stay small: each of a threaded worker's malloc arenas keeps the largest batch it ever held (100
+# servers of every column, ~15 MB, took the soak's worker from 380 to 680 MB); large enough that
+# four queries serve many servers.
 SERVERS_PER_BATCH = 25
 
 
@@ -447,26 +525,27 @@ def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
     now = now or timezone.now()
     rules = enabled_rules()
     scopes = [(rule, {s.pk for s in rule.servers.all()}, set(rule.tags)) for rule in rules]
+    # Only the columns the rules and the receivers read: a sample has ~45, the built-in rules need ~10.
+    columns = metric_columns({rule.metric for rule in rules} | RECEIVER_METRICS)
     mutes = Mutes.at(now)
     notices: list[Notice] = []
     started = time.monotonic()
     servers = 0
     # Imported and synthetic servers hold history only: stale by design, backtest them instead.
-    # In chunks: each server row carries its ~650 variables, a few hundred MB for thousands of servers.
-    polled = Server.objects.filter(enabled=True, imported=False, synthetic=False).order_by("pk")
+    polled = with_threshold_variables(Server.objects.filter(enabled=True, imported=False, synthetic=False)).order_by("pk")
     for batch in _batches(polled.iterator(chunk_size=SERVERS_PER_BATCH), SERVERS_PER_BATCH):
         servers += len(batch)
         try:
-            notices += _evaluate_batch(batch, scopes, now, mutes)
+            notices += _evaluate_batch(batch, scopes, columns, now, mutes)
         except Exception:  # one bad batch must not leave the others unevaluated
             log.exception("alert evaluation of servers %s..%s failed", batch[0].pk, batch[-1].pk)
     health.record_evaluation(time.time(), time.monotonic() - started, servers, len(notices))
     return notices
 
 
-def _evaluate_batch(batch: list[Server], scopes, now: dt.datetime, mutes: Mutes) -> list[Notice]:
+def _evaluate_batch(batch: list[Server], scopes, columns: list[str], now: dt.datetime, mutes: Mutes) -> list[Notice]:
     # Loaded once for the rules and the burst triggers (servers_evaluated), which look at less.
-    histories = History.load_many(batch, now.timestamp() - WINDOW_S, now.timestamp())
+    histories = History.load_many(batch, now.timestamp() - WINDOW_S, now.timestamp(), columns)
     items = []
     for server in batch:
         applicable = [rule for rule, ids, tags in scopes if _in_scope(ids, tags, server)]

@@ -107,6 +107,14 @@ def table(f: dict) -> str:
          f"{_f(f.get('schedule_polls_us_per_enqueued_poll_at_5000_servers'))} vs "
          f"{_f(f.get('schedule_polls_us_per_enqueued_poll_at_500_servers'))} µs; roster read from PostgreSQL "
          f"(on a change or once a minute) {_f(f.get('schedule_polls_sync_ms_at_5000_servers'))} ms", "", ""),
+        ("`alert_eval_ms_per_server_at_3000` (one pass of the built-in rules, 15 min of 10 s samples each)",
+         _f(f.get("alert_eval_ms_per_server_at_3000"), 2),
+         f"reading the same histories alone {_f(f.get('alert_read_ms_per_server_at_3000'), 2)} ms → "
+         f"**{_f(f.get('alert_eval_vs_history_read'), 2)}×**; at 500 servers "
+         f"{_f(f.get('alert_eval_ms_per_server_at_500'), 2)} ms; CPU {_f(f.get('alert_eval_cpu_ms_per_server_at_3000'), 2)} "
+         f"ms; a pass at 10,000 servers {_f(f.get('alert_eval_s_per_pass_at_10000'), 1)} s "
+         f"(`alert_eval_s_per_pass_at_10000`)", "≤ 10 s at 10,000 (beat's tick)",
+         _mark(f, "alert_eval_s_per_pass_at_10000")),
         ("`parse_us_per_status` (mean over {} statuses, complete parse)".format(f.get("parse_statuses")),
          _f(f.get("parse_us_per_status")),
          f"naive line scan {_f(f.get('parse_baseline_us_per_status'))} µs; every number found and converted "

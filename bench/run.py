@@ -4,7 +4,8 @@ same run. Works in its own database (innowatch_bench, recreated each run), never
 Writes bench/results/latest.json and the results table of docs/benchmarks.md. `--only pages`: the
 page-speed figures alone (bench/pages.py), on the bench database's 30-day history if a recent one is
 there, merged into latest.json without dropping the other figures; `--only parse`: the parser figures
-alone (bench/bench_parse.py), merged the same way; `--only whatif`: the 24 h what-if replay (bench/whatif.py).
+alone (bench/bench_parse.py), merged the same way; `--only whatif`: the 24 h what-if replay (bench/whatif.py);
+`--only alerts`: alert evaluation per server (bench/alerts.py).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ TARGETS = {  # figure: (target, "min" = at least / "max" = at most)
     "busy_poll_vs_bare_read_cpu": (2.0, "max"),
     "one_thread_poll_vs_bare_read_cpu": (2.0, "max"),
     "busy_one_thread_poll_vs_bare_read_cpu": (2.0, "max"),
+    # every polled server evaluated within beat's 10 s tick, at the capacity plan's 10,000 servers
+    "alert_eval_s_per_pass_at_10000": (10.0, "max"),
 }
 
 
@@ -263,6 +266,20 @@ def parse_only() -> None:
     _merge_into_latest(parse_figures(), "parse", dt.datetime.now(dt.UTC).replace(microsecond=0), began)
 
 
+def alert_figures() -> dict:
+    from bench import alerts  # after django.setup()
+
+    log("alert evaluation at 500 and 3,000 servers")
+    return alerts.alert_figures()
+
+
+def alerts_only() -> None:
+    """`python -m bench.run --only alerts`: merge fresh alert-evaluation figures into latest.json."""
+    began = time.perf_counter()
+    setup()
+    _merge_into_latest(alert_figures(), "alerts", dt.datetime.now(dt.UTC).replace(microsecond=0), began)
+
+
 def whatif_figures() -> dict:
     """A 24 h what-if replay of 10 s samples (bench/whatif.py), also written to whatif.json."""
     from bench import whatif
@@ -300,6 +317,7 @@ def main() -> None:
     figures.update(storage_figures(now))
     figures.update(read_figures(now))
     figures.update(poll_figures())
+    figures.update(alert_figures())
     _finish(figures, began, "bench_seconds")
 
 
@@ -328,7 +346,7 @@ if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["pages", "parse", "polls", "whatif"], help="only these figures, merged into latest.json")
+    parser.add_argument("--only", choices=["alerts", "pages", "parse", "polls", "whatif"], help="only these figures, merged into latest.json")
     only = parser.parse_args().only
     if only == "polls":
         polls_only()
@@ -338,5 +356,7 @@ if __name__ == "__main__":
         parse_only()
     elif only == "whatif":
         whatif_only()
+    elif only == "alerts":
+        alerts_only()
     else:
         main()

@@ -65,14 +65,20 @@ def held_condition(server: Server, config: TriggerConfig, now: dt.datetime,
     stamps = [s["ts"] for s in history.samples][-cycles:]
     if len(stamps) < cycles:
         return None
-    values = [history.values_at(t) for t in stamps]
     for condition in CONDITIONS:
         threshold = getattr(config, condition.field)
         if threshold is None:
             continue
-        seen = [v.get(condition.metric) for v in values]
-        if all(_beyond(x, threshold, condition.above) for x in seen):
-            return condition, seen[-1]
+        # Newest poll first: a condition that does not hold now needs no look further back, and
+        # the values at older polls (a window's fits each) are computed only when it does.
+        held = []
+        for t in reversed(stamps):
+            value = history.values_at(t).get(condition.metric)
+            if not _beyond(value, threshold, condition.above):
+                break
+            held.append(value)
+        else:
+            return condition, held[0]
     return None
 
 
