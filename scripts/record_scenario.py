@@ -169,6 +169,16 @@ SCENARIOS = {s.name: s for s in (
         (Change(280, {"innodb_adaptive_flushing": "ON"}, when=_age_high,
                 note="when the age stayed above 80 % of the async point for 20 s, at 280 s at the latest"),),
         about="the adaptive-flushing-on capture's regime, per-kind read times"),
+    Scenario(
+        # The server's own innodb_max_dirty_pages_pct_lwm = 0, under which MariaDB 10.5+'s page
+        # cleaner never uses the adaptive recommendation (an idle one wakes only at the async point
+        # or a full pool; an awake one flushes innodb_io_capacity a second). Not drained by the
+        # script: draining is flushing, which this scenario is about.
+        "mariadb-10.11--adaptive-flushing-on-with-lwm-0", 300,
+        {**DEMO, "innodb_max_dirty_pages_pct_lwm": "0", "innodb_adaptive_flushing": "OFF"},
+        (Load("oltp_write_only", 100),),
+        (Change(60, {"innodb_adaptive_flushing": "ON"}, note="mid-climb: above the adaptive-flushing lwm, below async"),),
+        drain=False, about="adaptive flushing OFF -> ON mid-climb with innodb_max_dirty_pages_pct_lwm = 0"),
 )}
 
 
