@@ -525,7 +525,7 @@ def evaluate_alerts_now(now: dt.datetime | None = None) -> list[Notice]:
     now = now or timezone.now()
     rules = enabled_rules()
     scopes = [(rule, {s.pk for s in rule.servers.all()}, set(rule.tags)) for rule in rules]
-    # Only the columns the rules and the receivers read: a sample has ~45, the built-in rules need ~10.
+    # Only the columns the rules and the receivers read: the built-in ones 8 of the 37 all metrics need.
     columns = metric_columns({rule.metric for rule in rules} | RECEIVER_METRICS)
     mutes = Mutes.at(now)
     notices: list[Notice] = []
