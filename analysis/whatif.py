@@ -242,8 +242,13 @@ def _warm_state(m: Measured, s: FlushSettings) -> CleanerState:
     span = max(float(m.t_s[head][-1] - m.t_s[0]), 1.0)
     redo = float(m.lsn[head][-1] - m.lsn[0]) / span
     pages = float(m.flushed_pages[head][-1] - m.flushed_pages[0]) / span
+    # MariaDB with innodb_max_dirty_pages_pct_lwm = 0: a page cleaner that went idle (at or below
+    # the adaptive-flushing lwm) sleeps until the async point, however far the age climbs above
+    # the lwm meanwhile; a first minute that flushed nothing is that sleep (an awake cleaner
+    # flushes every second).
+    sleeping = s.max_dirty_pages_pct_lwm == 0 and (m.age_bytes[0] <= s.adaptive_lwm_bytes or pages < 1.0)
     return CleanerState(avg_page_rate=pages, lsn_avg_rate=redo, prev_lsn=float(m.lsn[0]), prev_time_s=float(m.t_s[0]),
-                        sleeping=s.max_dirty_pages_pct_lwm == 0 and m.age_bytes[0] <= s.adaptive_lwm_bytes)
+                        sleeping=sleeping)
 
 
 class _Arrays:

@@ -179,6 +179,14 @@ SCENARIOS = {s.name: s for s in (
         (Load("oltp_write_only", 100),),
         (Change(60, {"innodb_adaptive_flushing": "ON"}, note="mid-climb: above the adaptive-flushing lwm, below async"),),
         drain=False, about="adaptive flushing OFF -> ON mid-climb with innodb_max_dirty_pages_pct_lwm = 0"),
+    Scenario(
+        # Drained, the lwm-0 page cleaner goes idle at the adaptive-flushing lwm and sleeps: a slow
+        # load then takes the age up towards the async point with nothing flushed at all.
+        "mariadb-10.11--adaptive-flushing-on-while-the-cleaner-sleeps", 240,
+        {**DEMO, "innodb_max_dirty_pages_pct_lwm": "0", "innodb_adaptive_flushing": "OFF"},
+        (Load("oltp_write_only", 15),),
+        (Change(120, {"innodb_adaptive_flushing": "ON"}, note="the age above the adaptive-flushing lwm, below async"),),
+        about="a sleeping lwm-0 page cleaner: adaptive flushing OFF -> ON while the age climbs slowly"),
 )}
 
 

@@ -62,6 +62,7 @@ def _same_side_of_async_at_peak(body: dict) -> bool:
     ("mariadb-10.11--adaptive-flushing-on-ms-apart.jsonl.gz", "innodb_adaptive_flushing"),
     ("mariadb-10.11--adaptive-flushing-pinned-at-async.jsonl.gz", "innodb_adaptive_flushing"),
     ("mariadb-10.11--adaptive-flushing-on-with-lwm-0.jsonl.gz", "innodb_adaptive_flushing"),
+    ("mariadb-10.11--adaptive-flushing-on-while-the-cleaner-sleeps.jsonl.gz", "innodb_adaptive_flushing"),
 ])
 def test_the_after_window_is_predicted_from_the_before_window_within_20_percent(client, api_token, capture, variable):
     after, before = predict_after(client, api_token, capture, variable)
