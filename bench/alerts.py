@@ -83,8 +83,7 @@ def _timed(fn, *args) -> tuple[float, float]:
 
 def _read_histories(servers: list[Server], now: dt.datetime) -> None:
     """What the evaluation reads of the same servers: the columns of the enabled rules and receivers."""
-    metrics = {rule.metric for rule in evaluation.enabled_rules()} | evaluation.RECEIVER_METRICS
-    columns = evaluation.metric_columns(metrics)
+    columns = evaluation.evaluated_columns(evaluation.enabled_rules())
     for at in range(0, len(servers), evaluation.SERVERS_PER_BATCH):
         History.load_many(servers[at:at + evaluation.SERVERS_PER_BATCH], now.timestamp() - WINDOW_S,
                           now.timestamp(), columns)

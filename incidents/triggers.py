@@ -7,6 +7,7 @@ of the last `cycles` stored samples, so "held for N polls" needs no state of its
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -65,6 +66,7 @@ def held_condition(server: Server, config: TriggerConfig, now: dt.datetime,
     stamps = [s["ts"] for s in history.samples][-cycles:]
     if len(stamps) < cycles:
         return None
+    values_at = functools.cache(history.values_at)  # each poll's values built once for every condition
     for condition in CONDITIONS:
         threshold = getattr(config, condition.field)
         if threshold is None:
@@ -73,7 +75,7 @@ def held_condition(server: Server, config: TriggerConfig, now: dt.datetime,
         # the values at older polls (a window's fits each) are computed only when it does.
         held = []
         for t in reversed(stamps):
-            value = history.values_at(t).get(condition.metric)
+            value = values_at(t).get(condition.metric)
             if not _beyond(value, threshold, condition.above):
                 break
             held.append(value)
